@@ -1,0 +1,76 @@
+"""dagnet: the MXNet 1.x architecture in Python, extended by pluggy plugins.
+
+``import dagnet as mx`` is cheap: it imports no plugin and no array library
+beyond what a name you touch needs.  Subsystems load on first attribute
+access (``dagnet.engine``, ``dagnet.storage``, ...).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import config
+from ._errors import (
+    BackendUnavailableError,
+    ConfigError,
+    DagnetError,
+    DeletedVariableError,
+    DuplicateRegistrationError,
+    EngineDeadlockError,
+    EngineError,
+    EngineTimeoutError,
+    OperatorFailedError,
+    PluginError,
+    StorageError,
+    UnknownNameError,
+)
+from .context import Context, cpu, current_context, gpu, num_gpus
+from .plugins import hookimpl, hookspec
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendUnavailableError",
+    "ConfigError",
+    "Context",
+    "DagnetError",
+    "DeletedVariableError",
+    "DuplicateRegistrationError",
+    "EngineDeadlockError",
+    "EngineError",
+    "EngineTimeoutError",
+    "OperatorFailedError",
+    "PluginError",
+    "StorageError",
+    "UnknownNameError",
+    "__version__",
+    "backend",
+    "config",
+    "context",
+    "cpu",
+    "current_context",
+    "engine",
+    "gpu",
+    "hookimpl",
+    "hookspec",
+    "num_gpus",
+    "plugins",
+    "random",
+    "resource",
+    "storage",
+]
+
+_LAZY_SUBMODULES = {"backend", "engine", "random", "resource", "storage", "testing"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_SUBMODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'dagnet' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_SUBMODULES)

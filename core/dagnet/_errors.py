@@ -1,0 +1,79 @@
+"""The exception hierarchy: every dagnet error derives from :class:`DagnetError`
+and from the builtin that fits, so ``except KeyError`` keeps working."""
+
+from __future__ import annotations
+
+__all__ = [
+    "DagnetError",
+    "ConfigError",
+    "PluginError",
+    "DuplicateRegistrationError",
+    "UnknownNameError",
+    "EngineError",
+    "DeletedVariableError",
+    "OperatorFailedError",
+    "EngineDeadlockError",
+    "EngineTimeoutError",
+    "BackendUnavailableError",
+    "StorageError",
+]
+
+
+class DagnetError(Exception):
+    """Root of every error raised by dagnet."""
+
+
+class ConfigError(DagnetError, ValueError):
+    """A configuration key is unknown or its value has the wrong type or range."""
+
+
+class PluginError(DagnetError, RuntimeError):
+    """A plugin could not be loaded or broke while registering."""
+
+
+class DuplicateRegistrationError(PluginError, ValueError):
+    """Two providers registered the same name without ``override=True``."""
+
+
+class UnknownNameError(DagnetError, KeyError):
+    """An engine, backend or operator name that no plugin registered."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
+
+
+class EngineError(DagnetError, RuntimeError):
+    """Misuse of the dependency engine."""
+
+
+class DeletedVariableError(EngineError, ValueError):
+    """A variable was used after ``delete_var`` (or an operator after ``delete_operator``)."""
+
+
+class OperatorFailedError(EngineError):
+    """A pushed function raised; re-raised at a wait on an affected variable.
+
+    ``operator`` names the function that failed, ``original`` is its exception
+    (also chained as ``__cause__``, so the original traceback is printed).
+    """
+
+    def __init__(self, message: str, operator: str, original: BaseException):
+        super().__init__(message)
+        self.operator = operator
+        self.original = original
+
+
+class EngineDeadlockError(EngineError):
+    """A wait from inside an engine function that could only deadlock."""
+
+
+class EngineTimeoutError(EngineError, TimeoutError):
+    """A wait ran past its timeout; the message names who holds the variable."""
+
+
+class BackendUnavailableError(DagnetError, RuntimeError):
+    """A device backend is registered but cannot run here (no library, no device)."""
+
+
+class StorageError(DagnetError, ValueError):
+    """Misuse of the storage manager: double free, foreign handle, bad size."""

@@ -1,0 +1,202 @@
+"""dagnet's configuration: typed keys, environment variables and scoped overrides.
+
+Lookup order for a key: the innermost active ``with config.set(...)`` scope,
+then values set without ``with``, then the environment variable
+``DAGNET_<KEY>`` (upper case), then the default.  The engine also accepts
+MXNet's ``MXNET_ENGINE_TYPE`` names.
+
+>>> import dagnet
+>>> with dagnet.config.set(engine="naive"):
+...     dagnet.config.get("engine")
+'naive'
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ._errors import ConfigError
+
+__all__ = ["Key", "keys", "get", "set", "refresh", "describe"]
+
+
+@dataclass(frozen=True)
+class Key:
+    """One configuration key: its type, default, description and validator."""
+
+    name: str
+    type: type
+    default: Any
+    description: str
+    check: Callable[[Any], str | None] | None = None
+
+    @property
+    def env_var(self) -> str:
+        return "DAGNET_" + self.name.upper()
+
+
+def _positive(value: Any) -> str | None:
+    return None if value >= 1 else "must be at least 1"
+
+
+def _choice(*choices: str) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        return None if value in choices else f"expected one of {', '.join(choices)}"
+
+    return check
+
+
+_KEYS: dict[str, Key] = {
+    key.name: key
+    for key in [
+        Key("engine", str, "threaded_per_device",
+            "execution engine: naive, threaded, threaded_per_device or a plugin's engine"),
+        Key("cpu_workers", int, 0,
+            "worker threads per CPU device for the threaded engines; 0 means one per core",
+            lambda v: None if v >= 0 else "must be 0 (one per core) or more"),
+        Key("gpu_workers", int, 1, "compute workers (each with its own stream) per GPU", _positive),
+        Key("copy_workers", int, 1, "copy workers per GPU and direction", _positive),
+        Key("priority_workers", int, 1, "workers of the per-device engine's priority lane",
+            _positive),
+        Key("storage_pool", str, "exact",
+            "storage pool policy: exact (reuse blocks of the same rounded size), "
+            "round (round up to a power of two) or unpooled",
+            _choice("exact", "round", "unpooled")),
+        Key("temp_space_copies", int, 4,
+            "temp-space buffers per device handed out round-robin", _positive),
+        Key("autoload_plugins", bool, True,
+            "load plugins from the 'dagnet' entry points (DAGNET_DISABLE_PLUGIN_AUTOLOAD=1 "
+            "turns it off as well)"),
+    ]
+}
+
+_MXNET_ENGINES = {
+    "NaiveEngine": "naive",
+    "ThreadedEngine": "threaded",
+    "ThreadedEnginePooled": "threaded",
+    "ThreadedEnginePerDevice": "threaded_per_device",
+}
+
+_lock = threading.RLock()
+_global: dict[str, Any] = {}
+_scopes: list[dict[str, Any]] = []
+
+
+def keys() -> dict[str, Key]:
+    """All known keys by name."""
+    return dict(_KEYS)
+
+
+def _key(name: str) -> Key:
+    try:
+        return _KEYS[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown config key {name!r}; expected one of {', '.join(sorted(_KEYS))}"
+        ) from None
+
+
+def _coerce(key: Key, value: Any, source: str) -> Any:
+    """Parse strings from the environment; otherwise insist on the declared type."""
+    if isinstance(value, str) and key.type is not str:
+        text = value.strip().lower()
+        try:
+            if key.type is bool:
+                if text not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
+                    raise ValueError(text)
+                value = text in ("1", "true", "yes", "on")
+            else:
+                value = key.type(text)
+        except ValueError:
+            raise ConfigError(
+                f"config key {key.name!r} from {source} is {value!r}, "
+                f"which is not a {key.type.__name__}"
+            ) from None
+    if key.type is int and isinstance(value, bool) or not isinstance(value, key.type):
+        raise ConfigError(
+            f"config key {key.name!r} from {source} must be a {key.type.__name__}, "
+            f"got {type(value).__name__} {value!r}: {key.description}"
+        )
+    problem = key.check(value) if key.check else None
+    if problem:
+        raise ConfigError(f"config key {key.name!r} from {source} is {value!r}: {problem}")
+    return value
+
+
+def get(name: str) -> Any:
+    """The current value of ``name`` (scope, then global, then environment, then default)."""
+    key = _key(name)
+    with _lock:
+        for scope in reversed(_scopes):
+            if name in scope:
+                return scope[name]
+        if name in _global:
+            return _global[name]
+    if name == "autoload_plugins" and os.environ.get("DAGNET_DISABLE_PLUGIN_AUTOLOAD"):
+        return False
+    raw = os.environ.get(key.env_var)
+    if raw is not None and raw != "":
+        return _coerce(key, raw, f"environment variable {key.env_var}")
+    if name == "engine" and os.environ.get("MXNET_ENGINE_TYPE"):
+        mx_name = os.environ["MXNET_ENGINE_TYPE"]
+        return _MXNET_ENGINES.get(mx_name, mx_name)
+    return key.default
+
+
+def canonical_engine_name(name: str) -> str:
+    """Map MXNet's engine type names (``ThreadedEnginePerDevice``) to dagnet's."""
+    return _MXNET_ENGINES.get(name, name)
+
+
+class set:  # noqa: A001 - mirrors dask.config.set
+    """Set configuration values, for good or, used with ``with``, for a scope.
+
+    ``dagnet.config.set(engine="naive")`` changes the value for the process;
+    ``with dagnet.config.set(engine="naive"): ...`` changes it until the block
+    ends.  Values are checked against the key's type at once.
+    """
+
+    def __init__(self, values: dict[str, Any] | None = None, **kwargs: Any):
+        updates = {**(values or {}), **kwargs}
+        checked = {
+            name: _coerce(_key(name), value, "dagnet.config.set") for name, value in updates.items()
+        }
+        with _lock:
+            self._previous = {name: _global.get(name, _MISSING) for name in checked}
+            _global.update(checked)
+        self._values = checked
+
+    def __enter__(self) -> set:
+        with _lock:
+            # Undo the global write and hold the values in a scope instead.
+            for name, old in self._previous.items():
+                if old is _MISSING:
+                    _global.pop(name, None)
+                else:
+                    _global[name] = old
+            _scopes.append(self._values)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with _lock:
+            _scopes.remove(self._values)
+
+
+_MISSING = object()
+
+
+def refresh() -> None:
+    """Forget every value set in this process (scopes included); defaults and env remain."""
+    with _lock:
+        _global.clear()
+        _scopes.clear()
+
+
+def describe() -> str:
+    """A table of every key with its current value, for ``dagnet config``."""
+    rows = [f"{k.name:<20} {get(k.name)!r:<24} {k.description}" for k in _KEYS.values()]
+    return "\n".join(rows)

@@ -1,0 +1,445 @@
+"""The engine interface and what every variant shares: variables, validation,
+running one function, and exception propagation.
+
+MXNet's names map to Python ones: ``NewVar`` -> :meth:`Engine.new_var`,
+``PushSync``/``PushAsync`` -> :meth:`Engine.push_sync`/:meth:`Engine.push_async`,
+``NewOperator``/``Push``/``DeleteOperator`` -> :meth:`Engine.new_operator`,
+:meth:`Engine.push`, :meth:`Engine.delete_operator`, ``DeleteVariable`` ->
+:meth:`Engine.delete_var`, ``WaitForVar``/``WaitForAll`` ->
+:meth:`Engine.wait_for_var`/:meth:`Engine.wait_for_all`.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+import itertools
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._errors import DeletedVariableError, EngineError, OperatorFailedError
+from ..context import Context, cpu
+
+__all__ = ["Engine", "Var", "RunContext", "FnProperty", "Operator", "Failure"]
+
+
+class FnProperty(enum.Enum):
+    """What kind of work a function is; the per-device engine picks a lane by it."""
+
+    NORMAL = "normal"
+    COPY_FROM_GPU = "copy_from_gpu"
+    COPY_TO_GPU = "copy_to_gpu"
+    CPU_PRIORITIZED = "cpu_prioritized"
+    GPU_PRIORITIZED = "gpu_prioritized"
+    ASYNC = "async"
+    DELETE_VAR = "delete_var"
+
+
+class RunContext:
+    """What a running function is given: its device and the stream chosen for it."""
+
+    __slots__ = ("ctx", "stream")
+
+    def __init__(self, ctx: Context, stream: Any = None):
+        self.ctx = ctx
+        self.stream = stream
+
+    def __repr__(self) -> str:
+        return f"RunContext(ctx={self.ctx}, stream={self.stream!r})"
+
+
+class Failure:
+    """An exception raised by a pushed function, shared by every variable it reached.
+
+    It is raised once: the first wait that meets it marks it consumed.
+    """
+
+    __slots__ = ("operator", "error", "consumed")
+
+    def __init__(self, operator: str, error: BaseException):
+        self.operator = operator
+        self.error = error
+        self.consumed = False
+
+    def to_exception(self, where: str) -> OperatorFailedError:
+        message = (
+            f"operator {self.operator!r} failed: {type(self.error).__name__}: {self.error}"
+            f" (raised at {where}; the original traceback is above)"
+        )
+        exc = OperatorFailedError(message, self.operator, self.error)
+        exc.__cause__ = self.error
+        return exc
+
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """An engine variable (MXNet's ``VarHandle``): a tag that orders functions.
+
+    Functions that mutate a variable run in push order with every other
+    function using it; functions that only read it may run together.  The
+    dependency state below belongs to the engine that schedules it.
+    """
+
+    __slots__ = (
+        "name", "_pending", "_granted", "_write_granted", "_failure", "_deleted",
+    )
+
+    def __init__(self, name: str | None = None):
+        self.name = name if name is not None else f"var{next(_var_ids)}"
+        self._pending: deque[tuple[Block, bool]] = deque()
+        self._granted: list[Block] = []  # functions currently allowed to use the variable
+        self._write_granted = False
+        self._failure: Failure | None = None
+        self._deleted = False
+
+    @property
+    def failure(self) -> Failure | None:
+        """The unconsumed failure this variable carries, if any."""
+        failure = self._failure
+        return failure if failure is not None and not failure.consumed else None
+
+    def __repr__(self) -> str:
+        state = "deleted" if self._deleted else f"{len(self._pending)} pending"
+        return f"<Var {self.name} ({state})>"
+
+
+class Block:
+    """One pushed function with its normalized dependencies (MXNet's ``OprBlock``)."""
+
+    __slots__ = (
+        "fn", "ctx", "reads", "writes", "prop", "priority", "_name", "is_async",
+        "no_skip", "wait", "seq",
+    )
+
+    def __init__(self, fn, ctx, reads, writes, prop, priority, name, is_async, no_skip=False):
+        self.fn = fn
+        self.ctx = ctx
+        self.reads = reads
+        self.writes = writes
+        self.prop = prop
+        self.priority = priority
+        self._name = name
+        self.is_async = is_async
+        self.no_skip = no_skip
+        self.wait = 0
+        self.seq = 0
+
+    @property
+    def name(self) -> str:
+        """The name given at push, or the function's (computed only when reported)."""
+        return _function_name(self.fn, self._name)
+
+    def __repr__(self) -> str:
+        return f"<Block {self.name!r}>"
+
+
+class Operator:
+    """A reusable operation from :meth:`Engine.new_operator`: pushed many times,
+    it behaves like as many separate pushes of the same function."""
+
+    __slots__ = ("fn", "reads", "writes", "prop", "name", "is_async", "deleted")
+
+    def __init__(self, fn, reads, writes, prop, name, is_async):
+        self.fn = fn
+        self.reads = reads
+        self.writes = writes
+        self.prop = prop
+        self.name = name
+        self.is_async = is_async
+        self.deleted = False
+
+    def __repr__(self) -> str:
+        return f"<Operator {self.name!r}{' (deleted)' if self.deleted else ''}>"
+
+
+_running = threading.local()
+_CPU = cpu()
+
+
+def current_block() -> Block | None:
+    """The function this thread is running for an engine, if any."""
+    return getattr(_running, "block", None)
+
+
+def _function_name(fn: Callable[..., Any], name: str | None) -> str:
+    if name is not None:
+        return name
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+class Engine(abc.ABC):
+    """The dependency engine interface and its shared semantics.
+
+    A variant supplies how a pushed block gets run (:meth:`_submit`) and how
+    waits block (:meth:`_wait_var`, :meth:`_wait_all`); everything users see
+    about validation and errors is decided here, once, for every engine.
+
+    Contracts: conflicting functions run in push order; push returns at once
+    (``naive`` runs inline) and is thread-safe; a function's exception is
+    attached to the variables it mutates, dependents are skipped and inherit
+    it, and it is raised once, as :class:`OperatorFailedError` naming the
+    operator, at the next wait on an affected variable or at
+    :meth:`wait_for_all`; a wait from inside an engine function completes or
+    raises at once; waits take a timeout.
+    """
+
+    name = "engine"
+
+    def __init__(self) -> None:
+        self._failures: deque[Failure] = deque()
+        self._failures_lock = threading.Lock()
+        self._seq = itertools.count()
+
+    # -- variables ---------------------------------------------------------
+    def new_var(self, name: str | None = None) -> Var:
+        """A new variable to tag data with (MXNet ``NewVar``)."""
+        return Var(name)
+
+    def delete_var(self, var: Var, ctx: Context | None = None,
+                   fn: Callable[[RunContext], None] | None = None) -> None:
+        """Delete ``var`` once every function pushed before on it has finished.
+
+        ``fn(run_ctx)``, if given, runs at that moment (to free what the
+        variable guarded).  Using ``var`` afterwards raises
+        :class:`DeletedVariableError` at the push.
+        """
+        self._check_vars((), (var,))
+        if fn is not None and not callable(fn):
+            raise TypeError(f"delete_var: fn must be callable or None, got {fn!r}")
+        var._deleted = True
+
+        def delete(run_ctx: RunContext) -> None:
+            var._failure = None
+            if fn is not None:
+                fn(run_ctx)
+
+        block = Block(delete, ctx or _CPU, (), (var,), FnProperty.DELETE_VAR, 0,
+                      f"delete_var({var.name})", False, no_skip=True)
+        self._submit(block)
+
+    # -- pushing -----------------------------------------------------------
+    def push_sync(self, fn: Callable[[RunContext], Any], ctx: Context | None = None,
+                  const_vars: Iterable[Var] = (), mutate_vars: Iterable[Var] = (),
+                  prop: FnProperty = FnProperty.NORMAL, priority: int = 0,
+                  name: str | None = None) -> None:
+        """Run ``fn(run_ctx)`` once its dependencies allow (MXNet ``PushSync``).
+
+        ``const_vars`` are read, ``mutate_vars`` written.  A variable listed
+        twice, or both read and mutated, counts once, as mutated (as in
+        MXNet).  ``priority`` is a hint: higher runs earlier among ready work.
+        """
+        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name, False)
+
+    def push_async(self, fn: Callable[[RunContext, Callable[..., None]], Any],
+                   ctx: Context | None = None, const_vars: Iterable[Var] = (),
+                   mutate_vars: Iterable[Var] = (), prop: FnProperty = FnProperty.ASYNC,
+                   priority: int = 0, name: str | None = None) -> None:
+        """Like :meth:`push_sync`, but ``fn(run_ctx, on_complete)`` finishes when it
+        calls ``on_complete()``, from any thread; ``on_complete(error)`` reports a failure."""
+        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name, True)
+
+    def new_operator(self, fn: Callable[..., Any], const_vars: Iterable[Var] = (),
+                     mutate_vars: Iterable[Var] = (), prop: FnProperty = FnProperty.NORMAL,
+                     name: str | None = None, is_async: bool = False) -> Operator:
+        """Prepare a function and its dependencies once, to :meth:`push` many times.
+
+        ``fn`` takes ``(run_ctx)``, or ``(run_ctx, on_complete)`` when ``is_async``.
+        """
+        if not callable(fn):
+            raise TypeError(f"new_operator: fn must be callable, got {fn!r}")
+        reads, writes = self._normalize(const_vars, mutate_vars)
+        self._check_vars(reads, writes)
+        return Operator(fn, reads, writes, prop, _function_name(fn, name), is_async)
+
+    def push(self, opr: Operator, ctx: Context | None = None, priority: int = 0) -> None:
+        """Push a prepared operator (MXNet ``Push``)."""
+        if not isinstance(opr, Operator):
+            raise TypeError(f"push: expected an Operator from new_operator(), got {opr!r}")
+        if opr.deleted:
+            raise DeletedVariableError(
+                f"operator {opr.name!r} was deleted with delete_operator(); "
+                f"create a new one with new_operator()")
+        self._check_vars(opr.reads, opr.writes)
+        self._submit(Block(opr.fn, ctx or _CPU, opr.reads, opr.writes, opr.prop, priority,
+                           opr.name, opr.is_async))
+
+    def delete_operator(self, opr: Operator) -> None:
+        """Forget ``opr``; pushes already made still run, new pushes raise."""
+        if not isinstance(opr, Operator):
+            raise TypeError(f"delete_operator: expected an Operator, got {opr!r}")
+        opr.deleted = True
+
+    def _push(self, fn, ctx, const_vars, mutate_vars, prop, priority, name, is_async) -> None:
+        # The hot path of every engine: keep it to plain checks and one allocation.
+        if not callable(fn):
+            raise TypeError(
+                f"push: fn must be callable (a function of run_ctx), got {type(fn).__name__} {fn!r}")
+        if ctx is None:
+            ctx = _CPU
+        elif not isinstance(ctx, Context):
+            raise TypeError(f"push: ctx must be a dagnet Context such as dagnet.cpu(), got {ctx!r}")
+        if prop.__class__ is not FnProperty:
+            raise TypeError(f"push: prop must be a dagnet.engine.FnProperty, got {prop!r}")
+        reads, writes = self._normalize(const_vars, mutate_vars)
+        self._check_vars(reads, writes)
+        self._submit(Block(fn, ctx, reads, writes, prop, priority, name, is_async))
+
+    @staticmethod
+    def _normalize(const_vars: Iterable[Var], mutate_vars: Iterable[Var]) -> tuple[tuple, tuple]:
+        if mutate_vars.__class__ in (list, tuple) and len(mutate_vars) < 2:
+            writes = tuple(mutate_vars)
+        else:
+            writes = tuple(dict.fromkeys(mutate_vars))
+        if not const_vars:
+            return (), writes
+        reads = tuple(v for v in dict.fromkeys(const_vars) if v not in writes)
+        return reads, writes
+
+    @staticmethod
+    def _check_vars(reads: tuple, writes: tuple) -> None:
+        for var in reads + writes if reads else writes:
+            if var.__class__ is not Var:
+                raise TypeError(
+                    f"engine variables must come from Engine.new_var(), got "
+                    f"{type(var).__name__} {var!r}")
+            if var._deleted:
+                raise DeletedVariableError(
+                    f"variable {var.name!r} was deleted with delete_var(); "
+                    f"create a new one with new_var()")
+
+    # -- running -----------------------------------------------------------
+    def _execute(self, block: Block, run_ctx: RunContext, done: Callable[[Block], None]) -> None:
+        """Run ``block`` (or skip it, inheriting a failure), then call ``done(block)``."""
+        failure = None
+        if not block.no_skip:
+            for var in block.reads:
+                if var._failure is not None and not var._failure.consumed:
+                    failure = var._failure
+                    break
+            else:
+                for var in block.writes:
+                    if var._failure is not None and not var._failure.consumed:
+                        failure = var._failure
+                        break
+        if failure is not None:
+            for var in block.writes:
+                var._failure = failure
+            done(block)
+            return
+        previous = getattr(_running, "block", None)
+        _running.block = block
+        try:
+            if block.is_async:
+                self._start_async(block, run_ctx, done)
+                return
+            block.fn(run_ctx)
+            if run_ctx is not None and run_ctx.stream is not None:
+                run_ctx.stream.synchronize()  # the work is done when the function is
+        except BaseException as error:  # SystemExit in a worker must not lose the block
+            self._fail(block, error)
+        finally:
+            _running.block = previous
+        if not block.is_async:
+            done(block)
+
+    def _start_async(self, block: Block, run_ctx: RunContext, done: Callable[[Block], None]) -> None:
+        lock = threading.Lock()
+        called = []
+
+        def on_complete(error: BaseException | None = None) -> None:
+            with lock:
+                if called:
+                    raise EngineError(f"on_complete of {block.name!r} was called twice")
+                called.append(True)
+            if error is not None:
+                self._fail(block, error)
+            done(block)
+
+        try:
+            block.fn(run_ctx, on_complete)
+        except Exception as error:
+            with lock:
+                already = bool(called)
+                called.append(True)
+            if already:  # it completed, then raised: the failure still counts
+                raise
+            self._fail(block, error)
+            done(block)
+
+    def _fail(self, block: Block, error: BaseException) -> None:
+        failure = Failure(block.name, error)
+        for var in block.writes:
+            var._failure = failure
+        with self._failures_lock:
+            self._failures.append(failure)
+
+    # -- waiting -----------------------------------------------------------
+    def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
+        """Block until every function pushed so far that uses ``var`` has run.
+
+        Raises the failure of a function that reached ``var`` (once), and
+        :class:`EngineTimeoutError` naming who holds the variable on timeout.
+        """
+        if not isinstance(var, Var):
+            raise TypeError(
+                f"wait_for_var: expected an engine variable from new_var(), got "
+                f"{type(var).__name__} {var!r}")
+        self._wait_var(var, timeout)
+        failure = var.failure
+        if failure is not None:
+            failure.consumed = True
+            raise failure.to_exception(f"wait_for_var({var.name})")
+
+    def wait_for_all(self, timeout: float | None = None) -> None:
+        """Block until every pushed function has run; raise the first failure not yet raised."""
+        self._wait_all(timeout)
+        with self._failures_lock:
+            pending = [f for f in self._failures if not f.consumed]
+            self._failures.clear()
+        if pending:
+            for failure in pending:
+                failure.consumed = True
+            exc = pending[0].to_exception("wait_for_all()")
+            if len(pending) > 1:
+                others = ", ".join(repr(f.operator) for f in pending[1:])
+                exc.args = (f"{exc.args[0]}; {len(pending) - 1} more failed: {others}",)
+            raise exc
+
+    # -- what a variant supplies ----------------------------------------------
+    @abc.abstractmethod
+    def _submit(self, block: Block) -> None:
+        """Take a validated block and see that it runs when its dependencies allow."""
+
+    @abc.abstractmethod
+    def _wait_var(self, var: Var, timeout: float | None) -> None:
+        """Block until ``var`` has no function pushed before this call outstanding."""
+
+    @abc.abstractmethod
+    def _wait_all(self, timeout: float | None) -> None:
+        """Block until no function is outstanding."""
+
+    def drain(self) -> None:
+        """Wait for all outstanding work without raising failures (they stay for later waits)."""
+        self._wait_all(None)
+
+    def shutdown(self) -> None:
+        """Finish outstanding work and stop worker threads; the engine restarts them on use."""
+        self.drain()
+
+    @staticmethod
+    def _new_run_ctx(ctx: Context) -> RunContext:
+        """A run context for ``ctx`` with a new stream from its backend."""
+        from ..backend import backend_for
+
+        return RunContext(ctx, backend_for(ctx).create_stream(ctx.device_id))
+
+    def _after_fork_in_child(self) -> None:
+        """Reset what a fork cannot carry (threads, locks); the engine stays usable."""
+        self._failures_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"

@@ -1,0 +1,104 @@
+"""Which engine runs: by argument, by ``dagnet.config``, by environment, by default;
+and the process-level lifecycle (exit, fork)."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import weakref
+
+from .. import config, plugins
+from .._errors import EngineError
+from ._base import Engine
+
+__all__ = ["create", "get", "current", "names"]
+
+_lock = threading.RLock()
+_shared: dict[str, Engine] = {}
+_active: Engine | None = None
+_all: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def names() -> list[str]:
+    """The registered engine names."""
+    return list(plugins.engines())
+
+
+def _resolve(name: str | None) -> str:
+    if name is None:
+        name = config.get("engine")
+    elif not isinstance(name, str):
+        raise TypeError(f"an engine name must be a string, got {name!r}")
+    registry = plugins.engines()
+    return registry.resolve(config.canonical_engine_name(name))
+
+
+def create(name: str | None = None) -> Engine:
+    """A new, independent engine instance of the named (or configured) kind."""
+    canonical = _resolve(name)
+    factory = plugins.engines()[canonical]
+    engine = factory()
+    if not isinstance(engine, Engine):
+        provider = plugins.engines().registration(canonical).provider
+        raise EngineError(
+            f"engine {canonical!r} from {provider} returned {engine!r}, "
+            f"not a dagnet.engine.Engine; fix the plugin's factory")
+    _all.add(engine)
+    return engine
+
+
+def get(name: str | None = None) -> Engine:
+    """The process's shared engine of the named (or configured) kind."""
+    canonical = _resolve(name)
+    engine = _shared.get(canonical)
+    if engine is None:
+        with _lock:
+            engine = _shared.get(canonical)
+            if engine is None:
+                engine = _shared[canonical] = create(canonical)
+    return engine
+
+
+def current() -> Engine:
+    """The engine that work goes to now, as configured.
+
+    When the configured engine changes (``with dagnet.config.set(engine=...)``)
+    the previous one first finishes its outstanding work, so variables move
+    between engines with nothing in flight.
+    """
+    global _active
+    engine = get()
+    if engine is not _active:
+        with _lock:
+            if _active is not None and _active is not engine:
+                _active.drain()
+            _active = engine
+    return engine
+
+
+def _shutdown_all() -> None:
+    for engine in list(_all):
+        try:
+            engine.shutdown()
+        except Exception:  # noqa: S110 - nothing can be reported at interpreter exit
+            pass
+
+
+def _before_fork() -> None:
+    # A child must not inherit half-finished work: finish it first (MXNet stops
+    # its engine around fork for the same reason).
+    for engine in list(_all):
+        engine.drain()
+
+
+def _after_fork_in_child() -> None:
+    global _lock
+    _lock = threading.RLock()
+    for engine in list(_all):
+        engine._after_fork_in_child()
+
+
+atexit.register(_shutdown_all)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)

@@ -1,0 +1,244 @@
+"""The dependency tracker shared by every engine that runs functions on threads.
+
+Each variable keeps a queue of the functions waiting for it.  A read is
+granted when no write is granted or queued ahead of it; a write when nothing
+is granted or queued ahead.  A function runs when all its variables are
+granted; completing it grants the next functions in line.  Variants only
+say where a ready function runs (:meth:`TrackedEngine._dispatch`).
+
+The state is owned by whichever thread holds the tracker lock, and no
+thread ever sleeps on that lock.  Pushes and completions are put on two C
+``SimpleQueue``s; the thread that put one then tries the lock without
+blocking, and if it gets it, drains both queues (and re-checks them after
+letting go).  A thread that finds the lock taken leaves its item for the
+holder.  So a worker that finishes one link of a chain releases the next
+itself, and a pushing thread never waits for a worker: in CPython a lock
+that threads *block* on makes them trade the GIL on nearly every operation,
+which costs more than the bookkeeping itself.  The push queue's order is
+the push order, from however many threads.
+"""
+
+from __future__ import annotations
+
+import abc
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .._errors import EngineDeadlockError, EngineTimeoutError
+from ._base import Block, Engine, FnProperty, RunContext, Var, current_block
+
+__all__ = ["TrackedEngine"]
+
+
+def _signal(event: threading.Event) -> Callable[[RunContext | None], None]:
+    def signal(run_ctx: RunContext | None) -> None:
+        event.set()
+
+    return signal
+
+
+class TrackedEngine(Engine):
+    """An engine whose functions run when the dependency tracker says they are ready."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._pushed: queue.SimpleQueue[Block] = queue.SimpleQueue()
+        self._finished: queue.SimpleQueue[Block] = queue.SimpleQueue()
+        self._active: set[Block] = set()  # guarded by _lock, like all var state
+        self._idle_waiters: list[threading.Event] = []
+
+    # -- the tracker -------------------------------------------------------------
+    def _submit(self, block: Block) -> None:
+        self._pushed.put(block)
+        self._drive(blocking=False)
+
+    def _complete(self, block: Block) -> None:
+        """Report ``block`` finished (from a worker or an ``on_complete`` on any thread)."""
+        self._finished.put(block)
+        self._drive(blocking=False)
+
+    def _drive(self, blocking: bool, question: Callable[[], Any] | None = None) -> Any:
+        """Drain both queues if the lock is free (or, ``blocking``, once it is).
+
+        ``question()``, if given, runs under the lock after the queues are
+        drained, so it sees every push made before the call.
+        """
+        answer = None
+        if not self._lock.acquire(blocking):
+            return None
+        while True:
+            try:
+                self._drain()
+                if question is not None:
+                    answer, question = question(), None
+            finally:
+                self._lock.release()
+            # Items put while we held the lock found it taken and were left to us.
+            if self._pushed.empty() and self._finished.empty():
+                return answer
+            if not self._lock.acquire(False):
+                return answer
+
+    def _drain(self) -> None:
+        # Only the lock holder takes from the queues, so get() after a
+        # non-empty check never blocks (and no queue.Empty is raised: slow).
+        pushed, finished = self._pushed, self._finished
+        while True:
+            if not finished.empty():
+                self._release(finished.get())
+            elif not pushed.empty():
+                self._register(pushed.get())
+            else:
+                return
+
+    def _register(self, block: Block) -> None:
+        block.seq = next(self._seq)
+        self._active.add(block)
+        wait = 0
+        for var in block.reads:
+            if not var._pending and not var._write_granted:
+                var._granted.append(block)
+            else:
+                var._pending.append((block, False))
+                wait += 1
+        for var in block.writes:
+            if not var._pending and not var._granted:
+                var._granted.append(block)
+                var._write_granted = True
+            else:
+                var._pending.append((block, True))
+                wait += 1
+        block.wait = wait
+        if wait == 0:
+            self._start(block)
+
+    def _release(self, block: Block) -> None:
+        ready: list[Block] = []
+        for var in block.reads:
+            var._granted.remove(block)
+            if not var._granted:
+                self._grant(var, ready)
+        for var in block.writes:
+            var._granted.remove(block)
+            var._write_granted = False
+            self._grant(var, ready)
+        self._active.discard(block)
+        if not self._active and self._idle_waiters:
+            for event in self._idle_waiters:
+                event.set()
+            self._idle_waiters.clear()
+        for next_block in ready:
+            self._start(next_block)
+
+    @staticmethod
+    def _grant(var: Var, ready: list[Block]) -> None:
+        pending = var._pending
+        while pending:
+            block, is_write = pending[0]
+            if is_write:
+                if var._granted:
+                    return
+                pending.popleft()
+                var._granted.append(block)
+                var._write_granted = True
+                block.wait -= 1
+                if block.wait == 0:
+                    ready.append(block)
+                return
+            pending.popleft()
+            var._granted.append(block)
+            block.wait -= 1
+            if block.wait == 0:
+                ready.append(block)
+
+    def _start(self, block: Block) -> None:
+        if block.ctx is None:  # a waiter: signal from here, no worker needed
+            block.fn(None)
+            self._release(block)
+        else:
+            self._dispatch(block)
+
+    def _ask(self, question: Callable[[], Any]) -> Any:
+        """``question()`` evaluated under the lock, after every earlier push is registered."""
+        return self._drive(blocking=True, question=question)
+
+    # -- running ---------------------------------------------------------------
+    def _run_ready(self, block: Block, run_ctx: RunContext | None,
+                   error: BaseException | None) -> None:
+        """Run a dispatched block on the calling worker; ``error`` if its context failed."""
+        if error is not None:
+            self._fail(block, error)
+            self._complete(block)
+        else:
+            self._execute(block, run_ctx, self._complete)
+
+    @abc.abstractmethod
+    def _dispatch(self, block: Block) -> None:
+        """Hand a ready block to a worker, which calls :meth:`_run_ready` with it.
+
+        Called with the tracker lock held: it must not block.
+        """
+
+    # -- waiting ---------------------------------------------------------------
+    def _wait_var(self, var: Var, timeout: float | None) -> None:
+        inside = current_block()
+        if inside is not None:
+            reason = self._ask(lambda: self._deadlock_reason(var, inside))
+            if reason:
+                raise EngineDeadlockError(reason)
+            return
+        event = threading.Event()
+        self._submit(Block(_signal(event), None, (var,), (), FnProperty.NORMAL, 0,
+                           f"wait_for_var({var.name})", False, no_skip=True))
+        if not event.wait(timeout):
+            raise EngineTimeoutError(
+                f"wait_for_var({var.name}) timed out after {timeout}s: "
+                f"{self._ask(lambda: self._holders(var))}")
+
+    def _deadlock_reason(self, var: Var, inside: Block) -> str | None:
+        # Waiting for a write that is queued, or held by another function, from
+        # inside a function can only deadlock: say so now instead of hanging.
+        foreign_write = var._write_granted and inside not in var._granted
+        queued_write = any(is_write for _, is_write in var._pending)
+        if not (foreign_write or queued_write):
+            return None
+        return (f"wait_for_var({var.name}) called inside engine function {inside.name!r} "
+                f"would deadlock: {self._holders(var)}; push the code that needs the value "
+                f"as a function that reads {var.name!r} instead of waiting")
+
+    @staticmethod
+    def _holders(var: Var) -> str:
+        held = [b.name for b in var._granted]
+        awaited = [b.name for b, _ in var._pending if b.ctx is not None]
+        text = f"variable {var.name!r} is held by {', '.join(map(repr, held)) or 'nothing'}"
+        return f"{text}; awaited by {', '.join(map(repr, awaited))}" if awaited else text
+
+    def _wait_all(self, timeout: float | None) -> None:
+        inside = current_block()
+        if inside is not None:
+            others = self._ask(lambda: [b.name for b in self._active if b is not inside])
+            if others:
+                raise EngineDeadlockError(
+                    f"wait_for_all() called inside engine function {inside.name!r} would "
+                    f"deadlock: {len(others)} other function(s) outstanding "
+                    f"({', '.join(map(repr, others[:5]))}); wait outside engine functions")
+            return
+        event = threading.Event()
+        self._ask(lambda: event.set() if not self._active else self._idle_waiters.append(event))
+        if not event.wait(timeout):
+            names = self._ask(lambda: [b.name for b in sorted(self._active, key=lambda b: b.seq)])
+            raise EngineTimeoutError(
+                f"wait_for_all() timed out after {timeout}s with {len(names)} function(s) "
+                f"outstanding, oldest first: {', '.join(map(repr, names[:5]))}")
+
+    # -- lifecycle -------------------------------------------------------------
+    def _after_fork_in_child(self) -> None:
+        super()._after_fork_in_child()
+        self._lock = threading.Lock()
+        self._pushed = queue.SimpleQueue()
+        self._finished = queue.SimpleQueue()
+        self._active = set()
+        self._idle_waiters = []

@@ -1,0 +1,86 @@
+"""Worker threads that run ready blocks, each worker with its own run context
+(and so its own stream) per device."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ..context import Context
+from ._base import Block, RunContext
+
+__all__ = ["WorkerPool"]
+
+
+class WorkerPool:
+    """``num_workers`` daemon threads pulling blocks, first in first out.
+
+    ``run(block, run_ctx, error)`` executes a block; ``make_run_ctx(ctx)``
+    builds a worker's run context the first time that worker meets a device,
+    so every worker has streams of its own (``error`` is what making it
+    raised, if it failed).  Threads start on the first submit.
+
+    The queue is a C ``SimpleQueue``: handing a block to an idle worker costs
+    a fraction of a microsecond, where a Python ``Condition`` costs several.
+    """
+
+    def __init__(self, name: str, num_workers: int,
+                 run: Callable[[Block, RunContext | None, BaseException | None], None],
+                 make_run_ctx: Callable[[Context], RunContext]):
+        self.name = name
+        self.num_workers = num_workers
+        self._run = run
+        self._make_run_ctx = make_run_ctx
+        self._queue: queue.SimpleQueue[Block | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._start_lock = threading.Lock()
+
+    def submit(self, block: Block) -> None:
+        if not self._threads:
+            self._start()
+        self._queue.put(block)
+
+    def _start(self) -> None:
+        with self._start_lock:
+            if self._threads:
+                return
+            for index in range(self.num_workers):
+                thread = threading.Thread(target=self._work, name=f"dagnet-{self.name}-{index}",
+                                          daemon=True)
+                thread.start()
+                self._threads.append(thread)
+
+    def _work(self) -> None:
+        run_ctxs: dict[Context, Any] = {}
+        get = self._queue.get
+        run = self._run
+        while True:
+            block = get()
+            if block is None:
+                return
+            run_ctx = run_ctxs.get(block.ctx)
+            error = None
+            if run_ctx is None:
+                try:
+                    run_ctx = run_ctxs[block.ctx] = self._make_run_ctx(block.ctx)
+                except Exception as exc:  # e.g. no backend for the device: the block fails
+                    error = exc
+            run(block, run_ctx, error)
+
+    def stop(self) -> None:
+        """Let the workers finish what is queued, then end them."""
+        with self._start_lock:
+            threads, self._threads = self._threads, []
+            for _ in threads:
+                self._queue.put(None)
+        for thread in threads:
+            if thread is not threading.current_thread():
+                thread.join()
+
+    def reset_after_fork(self) -> None:
+        """The threads did not survive the fork; start afresh on the next submit."""
+        self._queue = queue.SimpleQueue()
+        self._threads = []
+        self._start_lock = threading.Lock()

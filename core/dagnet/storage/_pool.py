@@ -1,0 +1,211 @@
+"""A pooled storage manager per device (MXNet's ``StorageManager``/``PooledStorageManager``)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from .. import config
+from .._errors import StorageError
+from ..context import Context
+
+__all__ = ["Handle", "StorageStats", "DevicePool", "StorageManager", "bucket_size"]
+
+_ALIGN = 512  # bytes: blocks within this granularity share a bucket under "exact"
+_handle_ids = itertools.count(1)
+
+
+def bucket_size(nbytes: int, policy: str) -> int:
+    """The block size that serves ``nbytes`` under ``policy``."""
+    nbytes = max(nbytes, 1)
+    if policy == "round":
+        return 1 << (nbytes - 1).bit_length()
+    if policy == "exact":
+        return -(-nbytes // _ALIGN) * _ALIGN
+    return nbytes  # unpooled
+
+
+@dataclass(eq=False)
+class Handle:
+    """A block of device memory: ``data`` is the backend's raw 1-D uint8 buffer.
+
+    ``nbytes`` is what was asked for, ``size`` what the block holds.
+    """
+
+    id: int
+    nbytes: int
+    size: int
+    ctx: Context
+    data: Any
+    live: bool = True
+
+    def __repr__(self) -> str:
+        return f"<Handle #{self.id} {self.nbytes}B on {self.ctx}{'' if self.live else ' (freed)'}>"
+
+
+@dataclass(frozen=True)
+class StorageStats:
+    """One device's memory, in bytes and counts."""
+
+    in_use: int
+    pooled: int
+    peak: int
+    allocations: int
+    reuses: int
+
+    @property
+    def reserved(self) -> int:
+        """Bytes held from the device: in use plus pooled."""
+        return self.in_use + self.pooled
+
+
+class DevicePool:
+    """Recycles freed blocks of one device by size bucket."""
+
+    def __init__(self, ctx: Context, backend: Any, policy: str):
+        self.ctx = ctx
+        self.policy = policy
+        self._backend = backend
+        self._free: dict[int, list[Any]] = {}
+        self._live: dict[int, Handle] = {}
+        self._lock = threading.Lock()
+        self._in_use = self._pooled = self._peak = self._allocations = self._reuses = 0
+
+    def alloc(self, nbytes: int) -> Handle:
+        size = bucket_size(nbytes, self.policy)
+        with self._lock:
+            blocks = self._free.get(size)
+            if blocks:
+                data = blocks.pop()
+                self._pooled -= size
+                self._reuses += 1
+            else:
+                data = None
+        if data is None:
+            data = self._fresh(size)
+        handle = Handle(next(_handle_ids), nbytes, size, self.ctx, data)
+        with self._lock:
+            self._live[handle.id] = handle
+            self._in_use += size
+            self._peak = max(self._peak, self._in_use)
+        return handle
+
+    def _fresh(self, size: int) -> Any:
+        try:
+            data = self._backend.alloc(size, self.ctx.device_id)
+        except MemoryError:
+            # Out of memory: give the pool back to the device and try once more.
+            self.release_all()
+            try:
+                data = self._backend.alloc(size, self.ctx.device_id)
+            except MemoryError:
+                stats = self.stats()
+                raise MemoryError(
+                    f"out of memory on {self.ctx} allocating {size} bytes "
+                    f"({stats.in_use} bytes in use after releasing the pool)") from None
+        with self._lock:
+            self._allocations += 1
+        return data
+
+    def _take(self, handle: Handle, action: str) -> None:
+        if not isinstance(handle, Handle):
+            raise StorageError(f"{action}: expected a storage Handle from alloc(), got {handle!r}")
+        with self._lock:
+            if self._live.pop(handle.id, None) is None:
+                state = "already freed" if not handle.live else "not allocated by this manager"
+                raise StorageError(f"{action}({handle!r}): the handle is {state}")
+            handle.live = False
+            self._in_use -= handle.size
+
+    def free(self, handle: Handle) -> None:
+        self._take(handle, "free")
+        if self.policy == "unpooled":
+            self._backend.free(handle.data)
+        else:
+            with self._lock:
+                self._free.setdefault(handle.size, []).append(handle.data)
+                self._pooled += handle.size
+        handle.data = None
+
+    def direct_free(self, handle: Handle) -> None:
+        self._take(handle, "direct_free")
+        self._backend.free(handle.data)
+        handle.data = None
+
+    def release_all(self) -> None:
+        with self._lock:
+            blocks = [b for bucket in self._free.values() for b in bucket]
+            self._free.clear()
+            self._pooled = 0
+        for block in blocks:
+            self._backend.free(block)
+
+    def stats(self) -> StorageStats:
+        with self._lock:
+            return StorageStats(self._in_use, self._pooled, self._peak, self._allocations,
+                                self._reuses)
+
+
+class StorageManager:
+    """Hands out device memory through one :class:`DevicePool` per device.
+
+    The pool policy comes from config ``storage_pool`` (``exact``, ``round``
+    or ``unpooled``) when a device's pool is first used.
+    """
+
+    def __init__(self) -> None:
+        self._pools: dict[Context, DevicePool] = {}
+        self._lock = threading.Lock()
+
+    def pool(self, ctx: Context) -> DevicePool:
+        """The pool of ``ctx``, created on first use."""
+        pool = self._pools.get(ctx)
+        if pool is None:
+            from ..backend import backend_for
+
+            if not isinstance(ctx, Context):
+                raise StorageError(f"expected a dagnet Context such as dagnet.cpu(), got {ctx!r}")
+            backend = backend_for(ctx)
+            with self._lock:
+                pool = self._pools.setdefault(ctx, DevicePool(ctx, backend, config.get("storage_pool")))
+        return pool
+
+    def alloc(self, nbytes: int, ctx: Context) -> Handle:
+        """A block of at least ``nbytes`` bytes on ``ctx``."""
+        if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 0:
+            raise StorageError(f"alloc: nbytes must be an integer >= 0, got {nbytes!r}")
+        return self.pool(ctx).alloc(nbytes)
+
+    def free(self, handle: Handle) -> None:
+        """Return a block to its device's pool for reuse."""
+        self._pool_of(handle, "free").free(handle)
+
+    def direct_free(self, handle: Handle) -> None:
+        """Return a block straight to the device, bypassing the pool."""
+        self._pool_of(handle, "direct_free").direct_free(handle)
+
+    def release_all(self, ctx: Context | None = None) -> None:
+        """Give every pooled (free) block of ``ctx``, or of all devices, back to the device."""
+        if ctx is None:
+            pools = list(self._pools.values())
+        else:
+            pools = [self._pools[ctx]] if ctx in self._pools else []
+        for pool in pools:
+            pool.release_all()
+
+    def stats(self, ctx: Context) -> StorageStats:
+        """Memory statistics of ``ctx`` (all zero before its first allocation)."""
+        pool = self._pools.get(ctx)
+        return pool.stats() if pool is not None else StorageStats(0, 0, 0, 0, 0)
+
+    def devices(self) -> list[Context]:
+        """Devices that have a pool."""
+        return list(self._pools)
+
+    def _pool_of(self, handle: Handle, action: str) -> DevicePool:
+        pool = self._pools.get(getattr(handle, "ctx", None))
+        if pool is None:
+            raise StorageError(f"{action}: {handle!r} was not allocated by this storage manager")
+        return pool

@@ -1,0 +1,52 @@
+"""The naive engine: every function runs inline, at push, on the caller's thread."""
+
+from __future__ import annotations
+
+import threading
+
+from dagnet.context import Context
+from dagnet.engine import Engine, RunContext
+from dagnet.engine._base import Block
+
+__all__ = ["NaiveEngine"]
+
+
+def _ignore(block: Block) -> None:
+    """Completion needs no bookkeeping: nothing is ever outstanding."""
+
+
+class NaiveEngine(Engine):
+    """Runs each pushed function to completion before ``push`` returns.
+
+    Because nothing is ever outstanding, it needs no dependency tracking:
+    every function is ready when pushed, waits return at once (raising any
+    failure), and an asynchronous function is waited for until it calls
+    ``on_complete``.  Failures behave exactly as on the threaded engines.
+    """
+
+    name = "naive"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._run_ctxs: dict[Context | None, RunContext | None] = {None: None}
+
+    def _submit(self, block: Block) -> None:
+        run_ctx = self._run_ctxs.get(block.ctx)
+        if run_ctx is None and block.ctx is not None:
+            try:
+                run_ctx = self._run_ctxs[block.ctx] = self._new_run_ctx(block.ctx)
+            except Exception as error:
+                self._fail(block, error)
+                return
+        if not block.is_async:
+            self._execute(block, run_ctx, _ignore)
+            return
+        finished = threading.Event()
+        self._execute(block, run_ctx, lambda _: finished.set())
+        finished.wait()
+
+    def _wait_var(self, var, timeout) -> None:
+        """Nothing is outstanding once push has returned."""
+
+    def _wait_all(self, timeout) -> None:
+        """Nothing is outstanding once push has returned."""

@@ -1,0 +1,81 @@
+"""The per-device engine: workers of its own for every device and kind of work."""
+
+from __future__ import annotations
+
+import threading
+
+from dagnet import config
+from dagnet.context import Context
+from dagnet.engine import FnProperty, TrackedEngine, WorkerPool
+from dagnet.engine._base import Block
+
+from .threaded import worker_count
+
+__all__ = ["ThreadedPerDeviceEngine"]
+
+_LANES = {
+    FnProperty.COPY_FROM_GPU: "copy_from_gpu",
+    FnProperty.COPY_TO_GPU: "copy_to_gpu",
+    FnProperty.CPU_PRIORITIZED: "priority",
+    FnProperty.GPU_PRIORITIZED: "priority",
+}
+
+
+class ThreadedPerDeviceEngine(TrackedEngine):
+    """MXNet's ``ThreadedEnginePerDevice``: each device has its own lanes.
+
+    A CPU device gets ``cpu_workers`` compute workers; a GPU gets
+    ``gpu_workers`` compute workers, each with its own stream, plus
+    ``copy_workers`` for each copy direction; every device has a priority
+    lane (``priority_workers``) for ``CPU_PRIORITIZED``/``GPU_PRIORITIZED``
+    work, which is also where functions pushed with ``priority > 0`` go, so
+    they overtake the device's queued compute work.
+    """
+
+    name = "threaded_per_device"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pools: dict[tuple[Context, str], WorkerPool] = {}
+        self._pools_lock = threading.Lock()
+
+    def _dispatch(self, block: Block) -> None:
+        lane = _LANES.get(block.prop, "compute")
+        if block.priority > 0 and lane == "compute":
+            lane = "priority"
+        key = (block.ctx, lane)
+        pool = self._pools.get(key)
+        if pool is None:
+            pool = self._make_pool(key)
+        pool.submit(block)
+
+    def _make_pool(self, key: tuple[Context, str]) -> WorkerPool:
+        ctx, lane = key
+        with self._pools_lock:
+            pool = self._pools.get(key)
+            if pool is None:
+                if lane == "priority":
+                    count = config.get("priority_workers")
+                elif lane.startswith("copy"):
+                    count = config.get("copy_workers")
+                elif ctx.device_type == "cpu":
+                    count = worker_count()
+                else:
+                    count = config.get("gpu_workers")
+                pool = WorkerPool(f"{ctx}-{lane}", count, self._run_ready, self._new_run_ctx)
+                self._pools[key] = pool
+        return pool
+
+    def lanes(self) -> dict[str, int]:
+        """The lanes started so far and their worker counts (for inspection)."""
+        return {f"{ctx}/{lane}": pool.num_workers for (ctx, lane), pool in self._pools.items()}
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        for pool in list(self._pools.values()):
+            pool.stop()
+
+    def _after_fork_in_child(self) -> None:
+        super()._after_fork_in_child()
+        self._pools_lock = threading.Lock()
+        self._pools = {}
