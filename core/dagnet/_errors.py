@@ -16,6 +16,12 @@ __all__ = [
     "EngineTimeoutError",
     "BackendUnavailableError",
     "StorageError",
+    "ParamError",
+    "ShapeError",
+    "DTypeError",
+    "OperatorError",
+    "ContextError",
+    "ResourceError",
 ]
 
 
@@ -77,3 +83,27 @@ class BackendUnavailableError(DagnetError, RuntimeError):
 
 class StorageError(DagnetError, ValueError):
     """Misuse of the storage manager: double free, foreign handle, bad size."""
+
+
+class ParamError(DagnetError, ValueError):
+    """An operator parameter is unknown, missing, mistyped or out of range."""
+
+
+class ShapeError(DagnetError, ValueError):
+    """Shapes that an operator cannot accept, or that contradict each other."""
+
+
+class DTypeError(DagnetError, TypeError):
+    """A dtype an operator does not support, or dtypes that contradict each other."""
+
+
+class OperatorError(DagnetError, ValueError):
+    """Misuse of an operator: wrong number of inputs, no kernel for a device, mixed devices."""
+
+
+class ContextError(DagnetError, ValueError):
+    """A device context that cannot exist: a bad device type or device id."""
+
+
+class ResourceError(DagnetError, ValueError):
+    """A bad resource request or random seed: unknown kind, not a context, negative seed."""

@@ -1,0 +1,26 @@
+"""Registers the built-in operators (entry point ``ops`` of the ``dagnet`` distribution)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import dagnet
+
+
+def _op_modules():
+    """Every module of this package that defines ``OPS`` (found, not listed by hand)."""
+    package = importlib.import_module(__package__)
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{__package__}."):
+        if info.name.endswith(".plugin") or info.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
+        module = importlib.import_module(info.name)
+        if hasattr(module, "OPS"):
+            yield module
+
+
+@dagnet.hookimpl
+def dagnet_register_ops(ops):
+    for module in _op_modules():
+        for op in module.OPS:
+            ops.add(op, aliases=op.aliases)
