@@ -1,0 +1,241 @@
+"""The operator conformance suite: for an operator, on a backend and an engine,
+hypothesis draws cases from the operator's declared :class:`~dagnet.operator.Domain`
+and checks
+
+- forward against the numpy reference (where one is declared);
+- every declared write mode: ``add`` really adds, ``null`` writes nothing,
+  ``inplace`` is safe for every declared in-place pair;
+- the gradient: the backward operator against central differences of the
+  forward, in float64, in a random direction (as Chainer's gradient check).
+
+Kernels run through the engine on the backend's arrays, exactly as the
+imperative and symbolic front ends run them.  Plugin authors check their own
+operator in one line::
+
+    from dagnet.testing.op_suite import check_operator
+
+    def test_quadratic():
+        check_operator("quadratic")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .. import engine as engine_module
+from .. import plugins, resource
+from ..context import Context
+from ..operator import Gradient, Op, OpContext, OpReqType, get_op
+
+__all__ = [
+    "check_operator", "check_case", "run_kernel", "missing_declarations", "numeric_gradient_check",
+]
+
+
+def missing_declarations(op: Op) -> list[str]:
+    """What the suite needs that ``op`` does not declare (empty when complete)."""
+    missing = []
+    if op.is_backward:
+        return missing
+    if op.domain is None:
+        missing.append("domain (Domain(sample=..., reference=...)) for the conformance suite")
+    if op.gradient is None:
+        missing.append("gradient (Gradient(...), ZeroGradient() or NoGradient(reason))")
+    elif isinstance(op.gradient, Gradient):
+        if op.gradient.backward not in plugins.ops():
+            missing.append(f"backward operator {op.gradient.backward!r} (not registered)")
+    if not op.compute:
+        missing.append("compute (a kernel per device type or one for xp)")
+    return missing
+
+
+def run_kernel(op: Op, attrs: Any, inputs: Sequence[np.ndarray], *, backend: Any, engine: Any,
+               ctx: Context | None = None, req: Sequence[OpReqType] | None = None,
+               initial_outputs: Sequence[np.ndarray] | None = None,
+               inplace: tuple[int, int] | None = None, is_train: bool = False,
+               out_shapes: Sequence[tuple] | None = None,
+               out_dtypes: Sequence[Any] | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Run ``op``'s kernel once through ``engine`` on ``backend``; return (outputs, inputs) on the host.
+
+    Inputs come back too because an operator may mutate some (auxiliary
+    states, optimizer states).  ``initial_outputs`` pre-fill the outputs
+    (to check ``add``/``null``); ``inplace=(i, o)`` makes output ``o`` the
+    very array of input ``i``.
+    """
+    ctx = ctx or Context(backend.device_type, 0)
+    xp_inputs = [backend.from_host(np.ascontiguousarray(a), ctx.device_id) for a in inputs]
+    if out_shapes is None or out_dtypes is None:
+        _, shapes = op.shapes(attrs, [a.shape for a in inputs])
+        _, dtypes = op.dtypes(attrs, [a.dtype for a in inputs])
+        out_shapes = out_shapes or shapes
+        out_dtypes = out_dtypes or dtypes
+    n_out = op.n_outputs(attrs)
+    if initial_outputs is not None:
+        xp_outputs = [backend.from_host(np.ascontiguousarray(a), ctx.device_id) for a in initial_outputs]
+    else:
+        xp_outputs = [backend.from_host(np.zeros(s, d), ctx.device_id)
+                      for s, d in zip(out_shapes, out_dtypes)]
+    if inplace is not None:
+        xp_outputs[inplace[1]] = xp_inputs[inplace[0]]
+    reqs = list(req) if req is not None else [OpReqType.WRITE] * n_out
+    if inplace is not None:
+        reqs[inplace[1]] = OpReqType.INPLACE
+    requested = [resource.request(ctx, r) for r in op.resource_requests(attrs)]
+    kernel = op.kernel_for(ctx.device_type)
+    var = engine.new_var(f"{op.name}-out")
+
+    def compute(run_ctx):
+        kernel(attrs, OpContext(is_train, run_ctx, requested, backend.xp), xp_inputs, reqs, xp_outputs)
+
+    engine.push_sync(compute, ctx, mutate_vars=[var] + [r.var for r in requested], name=op.name)
+    engine.wait_for_var(var)
+    return ([backend.to_host(o) for o in xp_outputs], [backend.to_host(a) for a in xp_inputs])
+
+
+def _as_list(value: Any) -> list[np.ndarray]:
+    return [np.asarray(v) for v in value] if isinstance(value, (list, tuple)) else [np.asarray(value)]
+
+
+def _tolerances(dtype: np.dtype, rtol: float, atol: float) -> tuple[float, float]:
+    if dtype == np.float64:
+        return rtol, atol
+    if dtype == np.float16:
+        return max(rtol, 1e-2), max(atol, 1e-2)
+    return max(rtol, 1e-4), max(atol, 1e-5)
+
+
+def _cast(inputs: Sequence[np.ndarray], dtype: str) -> list[np.ndarray]:
+    return [a.astype(dtype) if np.issubdtype(a.dtype, np.floating) else a for a in inputs]
+
+
+def check_case(op: Op, inputs: Sequence[np.ndarray], params: dict, *, backend: Any,
+               engine: Any, dtype: str = "float64", rng: np.random.Generator | None = None) -> None:
+    """Check one case of ``op``: forward, write modes, in-place pairs and gradient."""
+    from ..test_utils import assert_almost_equal
+
+    domain = op.domain
+    rng = rng or np.random.default_rng(0)
+    attrs = op.parse_params(params)
+    cast = _cast(inputs, dtype)
+    rtol, atol = _tolerances(np.dtype(dtype), domain.rtol, domain.atol)
+    outputs, _ = run_kernel(op, attrs, cast, backend=backend, engine=engine)
+    visible = op.n_visible_outputs(attrs)
+    where = f"operator {op.name!r} with params {params} on {backend.name}/{engine.name} ({dtype})"
+    if domain.reference is not None:
+        expected = _as_list(domain.reference(params, *[a.copy() for a in cast]))
+        for index, (got, want) in enumerate(zip(outputs[:visible], expected)):
+            assert_almost_equal(got, want.astype(got.dtype) if want.dtype != got.dtype else want,
+                                rtol=rtol, atol=atol, names=(f"{where} output {index}", "reference"))
+    for req in op.supported_req:
+        if req in (OpReqType.WRITE, OpReqType.INPLACE):
+            continue
+        initial = [rng.standard_normal(o.shape).astype(o.dtype) if np.issubdtype(o.dtype, np.floating)
+                   else np.ones(o.shape, o.dtype) for o in outputs]
+        got, _ = run_kernel(op, attrs, cast, backend=backend, engine=engine,
+                            req=[req] * len(outputs), initial_outputs=initial)
+        for index in range(visible):
+            want = initial[index] + outputs[index] if req is OpReqType.ADD else initial[index]
+            assert_almost_equal(got[index], want, rtol=rtol, atol=atol,
+                                names=(f"{where} output {index} with req={req.value}", "expected"))
+    if OpReqType.INPLACE in op.supported_req:
+        for pair in op.inplace_pairs(attrs):
+            i, o = pair
+            if cast[i].shape != outputs[o].shape or cast[i].dtype != outputs[o].dtype:
+                continue  # not applicable to this case (the planner would not pair them)
+            got, _ = run_kernel(op, attrs, cast, backend=backend, engine=engine, inplace=pair)
+            assert_almost_equal(got[o], outputs[o], rtol=rtol, atol=atol,
+                                names=(f"{where} output {o} computed in place over input {i}", "out of place"))
+    if dtype == "float64" and isinstance(op.gradient, Gradient):
+        numeric_gradient_check(op, attrs, cast, params, backend=backend, engine=engine, rng=rng)
+
+
+def numeric_gradient_check(op: Op, attrs: Any, inputs: Sequence[np.ndarray], params: dict, *,
+                           backend: Any, engine: Any, rng: np.random.Generator) -> None:
+    """Compare the backward operator with central differences in a random direction (float64)."""
+    domain, gradient = op.domain, op.gradient
+    backward = get_op(gradient.backward)
+    inputs = [np.asarray(a, dtype=np.float64) if np.issubdtype(a.dtype, np.floating) else a for a in inputs]
+    outputs, _ = run_kernel(op, attrs, inputs, backend=backend, engine=engine)
+    visible = op.n_visible_outputs(attrs)
+    head = [rng.standard_normal(o.shape) for o in outputs[:visible]]
+    parts = {"out_grad": head, "in_data": list(inputs), "out_data": outputs}
+    bw_inputs = [a for use in gradient.uses for a in parts[use]]
+    aux = set(op.mutated_inputs(attrs))
+    grad_targets = [i for i in range(len(inputs)) if i not in aux]
+    grads, _ = run_kernel(backward, attrs, bw_inputs, backend=backend, engine=engine,
+                          out_shapes=[inputs[i].shape for i in grad_targets],
+                          out_dtypes=[inputs[i].dtype for i in grad_targets])
+    differentiable = domain.differentiable
+    if differentiable is None:
+        differentiable = tuple(i for i in grad_targets if np.issubdtype(inputs[i].dtype, np.floating))
+    for i in differentiable:
+        direction = rng.standard_normal(inputs[i].shape)
+        eps = 1e-6 * max(1.0, float(np.abs(inputs[i]).max(initial=0.0)))
+
+        def loss(shift: float) -> float:
+            moved = list(inputs)
+            moved[i] = inputs[i] + shift * direction
+            outs, _ = run_kernel(op, attrs, moved, backend=backend, engine=engine)
+            return float(sum(np.sum(o * h) for o, h in zip(outs[:visible], head)))
+
+        numeric = (loss(eps) - loss(-eps)) / (2 * eps)
+        analytic = float(np.sum(grads[grad_targets.index(i)] * direction))
+        tolerance = domain.grad_atol + domain.grad_rtol * max(abs(numeric), abs(analytic))
+        if abs(numeric - analytic) > tolerance * 10:
+            raise AssertionError(
+                f"gradient of operator {op.name!r} w.r.t. input {i} "
+                f"({op.list_inputs(attrs)[i]}) with params {params} on "
+                f"{backend.name}/{engine.name}: the backward op {backward.name!r} gives a "
+                f"directional derivative of {analytic!r}, central differences give {numeric!r} "
+                f"(difference {abs(numeric - analytic):.3g}, tolerance {tolerance * 10:.3g}); "
+                f"input {i} = {inputs[i]!r}")
+
+
+def check_operator(name: str, *, backends: Sequence[str] | None = None,
+                   engines: Sequence[str] | None = None, max_examples: int | None = None) -> None:
+    """Run the conformance checks on operator ``name`` for every available backend
+    and registered engine (or the ones named), with cases drawn by hypothesis.
+
+    Raises AssertionError describing the first failing case (hypothesis shrinks it
+    and prints the drawn values and the seed to reproduce it).
+    """
+    op = get_op(name)
+    missing = missing_declarations(op)
+    if missing:
+        raise AssertionError(f"operator {op.name!r} lacks what the conformance suite needs: "
+                             f"{'; '.join(missing)}")
+    registry = plugins.backends()
+    chosen_backends = [registry[b] for b in backends] if backends else [
+        r.value for r in registry.registrations() if r.value.is_available]
+    chosen_engines = list(engines) if engines else engine_module.names()
+    for backend in chosen_backends:
+        for engine_name in chosen_engines:
+            eng = engine_module.create(engine_name)
+            try:
+                _run_examples(op, backend, eng, max_examples)
+            finally:
+                eng.shutdown()
+
+
+def _run_examples(op: Op, backend: Any, eng: Any, max_examples: int | None) -> None:
+    dtypes = st.sampled_from(op.domain.dtypes)
+
+    @given(data=st.data())
+    def examples(data: st.DataObject) -> None:
+        case = op.domain.sample(data.draw)
+        dtype = data.draw(dtypes, label="dtype")
+        seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+        check_case(op, case.inputs, case.params, backend=backend, engine=eng, dtype=dtype,
+                   rng=np.random.default_rng(seed))
+        if dtype != "float64":  # the gradient is always checked in float64
+            check_case(op, case.inputs, case.params, backend=backend, engine=eng,
+                       dtype="float64", rng=np.random.default_rng(seed))
+
+    if max_examples is not None:
+        examples = settings(max_examples=max_examples)(examples)
+    examples()
