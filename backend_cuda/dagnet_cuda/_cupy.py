@@ -23,7 +23,11 @@ def probe() -> tuple[Any | None, str | None]:
 
 
 def _probe() -> tuple[Any | None, str | None]:
-    if importlib.util.find_spec("cupy") is None:
+    try:
+        spec = importlib.util.find_spec("cupy")
+    except (ImportError, ValueError):  # a broken entry in sys.modules
+        spec = None
+    if spec is None:
         return None, f"cupy is not installed; {_INSTALL_HINT}"
     try:
         cupy = importlib.import_module("cupy")

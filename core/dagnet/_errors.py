@@ -10,6 +10,7 @@ __all__ = [
     "DuplicateRegistrationError",
     "UnknownNameError",
     "EngineError",
+    "EngineTypeError",
     "DeletedVariableError",
     "OperatorFailedError",
     "EngineDeadlockError",
@@ -50,6 +51,11 @@ class UnknownNameError(DagnetError, KeyError):
 
 class EngineError(DagnetError, RuntimeError):
     """Misuse of the dependency engine."""
+
+
+class EngineTypeError(EngineError, TypeError):
+    """An engine call got the wrong kind of argument: a function that is not
+    callable, a variable not from ``new_var``, a context that is not a Context."""
 
 
 class DeletedVariableError(EngineError, ValueError):

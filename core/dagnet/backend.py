@@ -91,9 +91,10 @@ class Backend(abc.ABC):
             )
         count = self.num_devices()
         if ctx.device_id >= count:
+            have = f"ids 0 to {count - 1}" if count else "none is visible"
             raise BackendUnavailableError(
                 f"{ctx} does not exist: the {self.name!r} backend has {count} "
-                f"{ctx.device_type} device(s), ids 0 to {count - 1}"
+                f"{ctx.device_type} device(s), {have}"
             )
 
     def __repr__(self) -> str:

@@ -92,33 +92,48 @@ def keys() -> dict[str, Key]:
 
 
 def _key(name: str) -> Key:
-    try:
-        return _KEYS[name]
-    except KeyError:
+    key = _KEYS.get(name) if isinstance(name, str) else None
+    if key is None:
         raise ConfigError(
             f"unknown config key {name!r}; expected one of {', '.join(sorted(_KEYS))}"
-        ) from None
+        )
+    return key
+
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+def _a(type_: type) -> str:
+    name = type_.__name__
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+def _parse_env(key: Key, raw: str) -> Any:
+    """A value of ``key``'s type from the text of its environment variable."""
+    text = raw.strip().lower()
+    if key.type is bool:
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+    elif key.type is int:
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    else:
+        return raw.strip()
+    spelled = f"one of {', '.join(_TRUE + _FALSE)}" if key.type is bool else "a whole number"
+    raise ConfigError(
+        f"config key {key.name!r} from environment variable {key.env_var} is {raw!r}, "
+        f"which is not {_a(key.type)}; set {key.env_var} to {spelled}, or unset it"
+    )
 
 
 def _coerce(key: Key, value: Any, source: str) -> Any:
-    """Parse strings from the environment; otherwise insist on the declared type."""
-    if isinstance(value, str) and key.type is not str:
-        text = value.strip().lower()
-        try:
-            if key.type is bool:
-                if text not in ("1", "0", "true", "false", "yes", "no", "on", "off"):
-                    raise ValueError(text)
-                value = text in ("1", "true", "yes", "on")
-            else:
-                value = key.type(text)
-        except ValueError:
-            raise ConfigError(
-                f"config key {key.name!r} from {source} is {value!r}, "
-                f"which is not a {key.type.__name__}"
-            ) from None
+    """Insist on the declared type (strings are parsed only from the environment)."""
     if key.type is int and isinstance(value, bool) or not isinstance(value, key.type):
         raise ConfigError(
-            f"config key {key.name!r} from {source} must be a {key.type.__name__}, "
+            f"config key {key.name!r} from {source} must be {_a(key.type)}, "
             f"got {type(value).__name__} {value!r}: {key.description}"
         )
     problem = key.check(value) if key.check else None
@@ -140,7 +155,7 @@ def get(name: str) -> Any:
         return False
     raw = os.environ.get(key.env_var)
     if raw is not None and raw != "":
-        return _coerce(key, raw, f"environment variable {key.env_var}")
+        return _coerce(key, _parse_env(key, raw), f"environment variable {key.env_var}")
     if name == "engine" and os.environ.get("MXNET_ENGINE_TYPE"):
         mx_name = os.environ["MXNET_ENGINE_TYPE"]
         return _MXNET_ENGINES.get(mx_name, mx_name)
@@ -183,7 +198,12 @@ class set:  # noqa: A001 - mirrors dask.config.set
 
     def __exit__(self, *exc: object) -> None:
         with _lock:
-            _scopes.remove(self._values)
+            # By identity: equal scopes may be nested, and refresh() may have
+            # cleared this one already.
+            for index in range(len(_scopes) - 1, -1, -1):
+                if _scopes[index] is self._values:
+                    del _scopes[index]
+                    break
 
 
 _MISSING = object()

@@ -2,30 +2,52 @@
 
 from __future__ import annotations
 
-from ._errors import DagnetError
+import operator
+import threading
 
-__all__ = ["Context", "cpu", "gpu", "num_gpus", "current_context"]
+from ._errors import ContextError
+
+__all__ = ["Context", "ContextError", "cpu", "gpu", "num_gpus", "current_context"]
+
+# Each thread has its own stack of ``with ctx:`` devices, as MXNet's default context is
+# thread-local: a worker thread entering ``with gpu(1):`` must not move other threads' work.
+_defaults = threading.local()
+
+
+def _default_stack() -> list[Context]:
+    stack = getattr(_defaults, "stack", None)
+    if stack is None:
+        stack = _defaults.stack = []
+    return stack
 
 
 class Context:
     """A device: a type (``'cpu'`` or ``'gpu'``, or a plugin backend's) and an id.
 
     Contexts compare and hash by value, print as MXNet does (``cpu(0)``) and,
-    like MXNet's, work as ``with`` blocks that set the default device.
+    like MXNet's, work as ``with`` blocks that set the calling thread's default
+    device.  A bad device type or id raises :class:`~dagnet.ContextError`.
     """
 
-    __slots__ = ("device_type", "device_id", "_previous")
-    _default: list[Context] = []
+    __slots__ = ("device_type", "device_id")
 
     def __init__(self, device_type: str | Context, device_id: int = 0):
         if isinstance(device_type, Context):
             device_type, device_id = device_type.device_type, device_type.device_id
         if not isinstance(device_type, str) or not device_type:
-            raise DagnetError(f"device type must be a non-empty string such as 'cpu', got {device_type!r}")
-        if not isinstance(device_id, int) or isinstance(device_id, bool) or device_id < 0:
-            raise DagnetError(f"device id must be an integer >= 0, got {device_id!r}")
+            raise ContextError(
+                f"device type must be a non-empty string such as 'cpu' or 'gpu', "
+                f"got {type(device_type).__name__} {device_type!r}")
+        try:
+            index = None if isinstance(device_id, bool) else operator.index(device_id)
+        except TypeError:
+            index = None
+        if index is None or index < 0:
+            raise ContextError(
+                f"device id for {device_type!r} must be an integer >= 0 (as in dagnet.cpu(0) "
+                f"or dagnet.gpu(1)), got {type(device_id).__name__} {device_id!r}")
         self.device_type = device_type
-        self.device_id = device_id
+        self.device_id = index
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -41,11 +63,11 @@ class Context:
         return f"{self.device_type}({self.device_id})"
 
     def __enter__(self) -> Context:
-        Context._default.append(self)
+        _default_stack().append(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        Context._default.pop()
+        _default_stack().pop()
 
 
 def cpu(device_id: int = 0) -> Context:
@@ -59,8 +81,9 @@ def gpu(device_id: int = 0) -> Context:
 
 
 def current_context() -> Context:
-    """The innermost ``with ctx:`` device, or ``cpu(0)``."""
-    return Context._default[-1] if Context._default else cpu()
+    """The calling thread's innermost ``with ctx:`` device, or ``cpu(0)``."""
+    stack = _default_stack()
+    return stack[-1] if stack else cpu()
 
 
 def num_gpus() -> int:

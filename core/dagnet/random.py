@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import resource
+from ._errors import ResourceError
 from .context import Context
 
 __all__ = ["seed"]
@@ -15,11 +16,11 @@ def seed(seed_state: int, ctx: str | Context = "all") -> None:
     later, restarts from a stream derived from ``seed_state`` and the device
     alone, so results do not depend on the order devices are used in.
     """
-    if isinstance(ctx, str):
-        if ctx != "all":
-            raise ValueError(f"ctx must be 'all' or a dagnet Context, got {ctx!r}")
-        resource.manager().seed(seed_state)
-    elif isinstance(ctx, Context):
+    if isinstance(ctx, Context):
         resource.manager().seed(seed_state, ctx)
+    elif isinstance(ctx, str) and ctx == "all":
+        resource.manager().seed(seed_state)
     else:
-        raise TypeError(f"ctx must be 'all' or a dagnet Context, got {ctx!r}")
+        raise ResourceError(
+            f"random.seed: ctx must be 'all' or a dagnet Context such as dagnet.cpu(1), "
+            f"got {ctx!r}")

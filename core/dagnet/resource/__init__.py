@@ -3,6 +3,7 @@ and reusable temp space, each guarded by an engine variable."""
 
 from __future__ import annotations
 
+from .._errors import ResourceError
 from ._manager import (
     DEFAULT_SEED,
     RandomResource,
@@ -15,18 +16,19 @@ from ._manager import (
 )
 
 __all__ = [
-    "DEFAULT_SEED", "RandomResource", "Resource", "ResourceKind", "ResourceManager",
-    "ResourceRequest", "TempSpace", "device_seed", "manager", "request",
+    "DEFAULT_SEED", "RandomResource", "Resource", "ResourceError", "ResourceKind",
+    "ResourceManager", "ResourceRequest", "TempSpace", "device_seed", "manager", "request",
 ]
 
-_manager = ResourceManager()
+# Not named ``_manager``: that would hide the ``_manager`` submodule.
+_process_manager = ResourceManager()
 
 
 def manager() -> ResourceManager:
     """The process-wide resource manager."""
-    return _manager
+    return _process_manager
 
 
 def request(ctx, req: ResourceRequest) -> Resource:
     """The resource of ``ctx`` that ``req`` asks for."""
-    return _manager.request(ctx, req)
+    return _process_manager.request(ctx, req)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import config, storage
+from .._errors import ResourceError
 from ..context import Context
 from ..engine import RunContext, Var
 
@@ -43,8 +44,10 @@ class ResourceRequest:
         try:
             self.kind = ResourceKind(kind)
         except ValueError:
-            expected = ", ".join(k.value for k in ResourceKind)
-            raise ValueError(f"unknown resource kind {kind!r}; expected one of {expected}") from None
+            expected = ", ".join(sorted(k.value for k in ResourceKind))
+            raise ResourceError(
+                f"unknown resource kind {kind!r}; expected one of {expected} "
+                f"(or a dagnet.resource.ResourceKind)") from None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ResourceRequest) and other.kind is self.kind
@@ -88,7 +91,8 @@ class RandomResource(Resource):
 
     def reseed(self, seed: int) -> None:
         """Restart the generator from ``seed`` (call from a function that mutates ``var``)."""
-        self.generator = self._backend.create_random(device_seed(seed, self.ctx), self.ctx.device_id)
+        self.generator = self._backend.create_random(device_seed(seed, self.ctx),
+                                                     self.ctx.device_id)
 
 
 class TempSpace(Resource):
@@ -107,16 +111,18 @@ class TempSpace(Resource):
         """
         dtype = np.dtype(dtype)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        if self._handle is None or self._handle.nbytes < nbytes:
+        # The block may be larger than first asked (its pool bucket): use all of it.
+        if self._handle is None or self._handle.size < nbytes:
             if self._handle is not None:
                 storage.free(self._handle)
+                self._handle = None
             self._handle = storage.alloc(nbytes, self.ctx)
         return self._handle.data[:nbytes].view(dtype).reshape(shape)
 
     @property
     def nbytes(self) -> int:
-        """Bytes currently held."""
-        return self._handle.nbytes if self._handle is not None else 0
+        """Bytes currently held (the whole block, which may exceed the largest request)."""
+        return self._handle.size if self._handle is not None else 0
 
 
 class ResourceManager:
@@ -132,7 +138,10 @@ class ResourceManager:
     def request(self, ctx: Context, request: ResourceRequest) -> Resource:
         """The resource of ``ctx`` that ``request`` asks for."""
         if not isinstance(request, ResourceRequest):
-            raise TypeError(f"expected a ResourceRequest, got {request!r}")
+            raise ResourceError(
+                f"expected a dagnet.resource.ResourceRequest such as "
+                f"ResourceRequest('temp_space'), got {request!r}")
+        _check_ctx(ctx)
         if request.kind is ResourceKind.RANDOM:
             return self._random_of(ctx)
         return self._temp_of(ctx)
@@ -151,6 +160,10 @@ class ResourceManager:
         return resource
 
     def _temp_of(self, ctx: Context) -> TempSpace:
+        if ctx not in self._temp:
+            from ..backend import backend_for
+
+            backend_for(ctx)  # an unusable device fails here, not inside an operator
         with self._lock:
             spaces = self._temp.get(ctx)
             if spaces is None:
@@ -168,8 +181,9 @@ class ResourceManager:
         Reseeding goes through the engine as a function mutating the
         generator's variable, so random work pushed before it is unaffected.
         """
-        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool):
-            raise TypeError(f"seed must be an integer, got {type(seed).__name__} {seed!r}")
+        if not isinstance(seed, (int, np.integer)) or isinstance(seed, bool) or seed < 0:
+            raise ResourceError(
+                f"seed must be an integer >= 0, got {type(seed).__name__} {seed!r}")
         seed = int(seed)
         from .. import engine
 
@@ -178,11 +192,17 @@ class ResourceManager:
                 self._seed = seed
                 targets = list(self._random.values())
         else:
+            _check_ctx(ctx)
             targets = [self._random_of(ctx)]
         eng = engine.current()
         for resource in targets:
             eng.push_sync(_reseeder(resource, seed), resource.ctx, mutate_vars=[resource.var],
                           name="random.seed")
+
+
+def _check_ctx(ctx: object) -> None:
+    if not isinstance(ctx, Context):
+        raise ResourceError(f"expected a dagnet Context such as dagnet.cpu(), got {ctx!r}")
 
 
 def _reseeder(resource: RandomResource, seed: int):

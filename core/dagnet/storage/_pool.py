@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import operator
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -161,22 +162,30 @@ class StorageManager:
 
     def pool(self, ctx: Context) -> DevicePool:
         """The pool of ``ctx``, created on first use."""
+        if not isinstance(ctx, Context):
+            raise StorageError(f"expected a dagnet Context such as dagnet.cpu(), got {ctx!r}")
         pool = self._pools.get(ctx)
         if pool is None:
             from ..backend import backend_for
 
-            if not isinstance(ctx, Context):
-                raise StorageError(f"expected a dagnet Context such as dagnet.cpu(), got {ctx!r}")
             backend = backend_for(ctx)
             with self._lock:
-                pool = self._pools.setdefault(ctx, DevicePool(ctx, backend, config.get("storage_pool")))
+                pool = self._pools.get(ctx)
+                if pool is None:
+                    pool = self._pools[ctx] = DevicePool(ctx, backend, config.get("storage_pool"))
         return pool
 
     def alloc(self, nbytes: int, ctx: Context) -> Handle:
         """A block of at least ``nbytes`` bytes on ``ctx``."""
-        if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes < 0:
-            raise StorageError(f"alloc: nbytes must be an integer >= 0, got {nbytes!r}")
-        return self.pool(ctx).alloc(nbytes)
+        try:
+            # operator.index accepts numpy integers (sizes often come from np.prod)
+            size = None if isinstance(nbytes, bool) else operator.index(nbytes)
+        except TypeError:
+            size = None
+        if size is None or size < 0:
+            raise StorageError(
+                f"alloc: nbytes must be an integer >= 0, got {type(nbytes).__name__} {nbytes!r}")
+        return self.pool(ctx).alloc(size)
 
     def free(self, handle: Handle) -> None:
         """Return a block to its device's pool for reuse."""
@@ -188,10 +197,11 @@ class StorageManager:
 
     def release_all(self, ctx: Context | None = None) -> None:
         """Give every pooled (free) block of ``ctx``, or of all devices, back to the device."""
-        if ctx is None:
-            pools = list(self._pools.values())
-        else:
-            pools = [self._pools[ctx]] if ctx in self._pools else []
+        with self._lock:
+            if ctx is None:
+                pools = list(self._pools.values())
+            else:
+                pools = [self._pools[ctx]] if ctx in self._pools else []
         for pool in pools:
             pool.release_all()
 
@@ -202,10 +212,13 @@ class StorageManager:
 
     def devices(self) -> list[Context]:
         """Devices that have a pool."""
-        return list(self._pools)
+        with self._lock:
+            return list(self._pools)
 
     def _pool_of(self, handle: Handle, action: str) -> DevicePool:
-        pool = self._pools.get(getattr(handle, "ctx", None))
+        if not isinstance(handle, Handle):
+            raise StorageError(f"{action}: expected a storage Handle from alloc(), got {handle!r}")
+        pool = self._pools.get(handle.ctx)
         if pool is None:
             raise StorageError(f"{action}: {handle!r} was not allocated by this storage manager")
         return pool
