@@ -1,4 +1,4 @@
-"""The ``dagnet`` command: ``dagnet plugins``, ``dagnet config``."""
+"""The ``dagnet`` command: ``dagnet plugins``, ``dagnet config``, ``dagnet ops``, ``dagnet check OP``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 from . import __version__, config, plugins
+from ._errors import ConfigError
 
 __all__ = ["main"]
 
@@ -25,17 +26,21 @@ def _plugins_report() -> tuple[str, bool]:
         if not info.registered:
             lines.append("  registered: nothing")
         for kind, names in sorted(info.registered.items()):
-            if kind == "backends":
-                described = []
-                for name in names:
-                    backend = manager.backends[name]
+            registry = getattr(manager, kind)
+            described = []
+            for name in names:
+                registration = registry.registration(name)
+                if registration.provider != info.provider:
+                    described.append(f"{name} (overridden by {registration.provider})")
+                elif kind == "backends":
+                    backend = registration.value
                     reason = backend.unavailable_reason
                     state = "available" if reason is None else f"unavailable: {reason}"
                     described.append(f"{name} ({backend.device_type}; {state})")
-                lines.append(f"  backends: {', '.join(described)}")
-            else:
-                shown = ", ".join(names[:40]) + (f", ... ({len(names)} in all)" if len(names) > 40 else "")
-                lines.append(f"  {kind}: {shown}")
+                else:
+                    described.append(name)
+            shown = described[:40] + ([f"... ({len(names)} in all)"] if len(names) > 40 else [])
+            lines.append(f"  {kind}: {', '.join(shown)}")
     for blocked in manager.blocked:
         lines.append("")
         lines.append(f"blocked by DAGNET_BLOCK_PLUGINS: {blocked}")
@@ -48,6 +53,43 @@ def _plugins_report() -> tuple[str, bool]:
     return "\n".join(lines), bool(manager.errors)
 
 
+def _ops_report() -> str:
+    from .operator import get_op, list_ops
+
+    registry = plugins.ops()
+    lines = []
+    for name in list_ops():
+        op = get_op(name)
+        if op.is_backward:
+            continue
+        summary = (op.description.strip().splitlines() or [""])[0]
+        lines.append(f"{name:<28} {registry.registration(name).provider.distribution or '?':<18} {summary}")
+    lines.append(f"({len(lines)} operators, backward operators not listed)")
+    return "\n".join(lines)
+
+
+def _check(names: list[str], max_examples: int | None) -> int:
+    try:
+        from .testing.op_suite import check_operator
+    except ImportError as error:
+        print(f"dagnet check needs the test extras ({error}); install them with "
+              f"pip install 'dagnet[test]'", file=sys.stderr)
+        return 2
+    failed = 0
+    for name in names:
+        try:
+            check_operator(name, max_examples=max_examples)
+        except AssertionError as error:
+            failed += 1
+            print(f"FAIL {name}: {error}")
+        except Exception as error:  # an unknown name or a broken plugin: say so and go on
+            failed += 1
+            print(f"ERROR {name}: {type(error).__name__}: {error}")
+        else:
+            print(f"ok   {name}")
+    return 1 if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dagnet`` console script."""
     parser = argparse.ArgumentParser(prog="dagnet", description="dagnet plugin and config tools")
@@ -56,12 +98,26 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("plugins", help="list plugins, what they registered, and load errors "
                                         "(exit status 1 when a plugin failed)")
     commands.add_parser("config", help="show every configuration key and its current value")
+    commands.add_parser("ops", help="list every operator with the distribution that provides it")
+    check = commands.add_parser("check", help="run the operator conformance suite on operators "
+                                              "(every available backend and engine)")
+    check.add_argument("names", nargs="+", metavar="OP")
+    check.add_argument("--max-examples", type=int, default=None,
+                       help="hypothesis examples per backend and engine")
     args = parser.parse_args(argv)
-    if args.command == "plugins":
-        report, failed = _plugins_report()
-        print(report)
-        return 1 if failed else 0
-    print(config.describe())
+    try:
+        if args.command == "ops":
+            print(_ops_report())
+            return 0
+        if args.command == "check":
+            return _check(args.names, args.max_examples)
+        if args.command == "plugins":
+            report, failed = _plugins_report()
+            print(report)
+            return 1 if failed else 0
+        print(config.describe())
+    except ConfigError as error:  # a bad DAGNET_* variable: say which, without a traceback
+        parser.exit(2, f"dagnet: error: {error}\n")
     return 0
 
 

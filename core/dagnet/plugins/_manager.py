@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 import threading
 import traceback
@@ -17,12 +18,9 @@ from .._errors import PluginError
 from . import _hookspec
 from ._registry import BackendRegistry, EngineRegistry, OpRegistry, Provider, Registry
 
-if sys.version_info >= (3, 12):
-    from importlib import metadata as importlib_metadata
-else:  # the stdlib version lacks EntryPoint.dist before 3.10 and select() semantics vary
-    import importlib_metadata
-
-__all__ = ["PluginManager", "PluginInfo", "PluginLoadError", "PluginLoadWarning", "ENTRY_POINT_GROUP"]
+__all__ = [
+    "PluginManager", "PluginInfo", "PluginLoadError", "PluginLoadWarning", "ENTRY_POINT_GROUP",
+]
 
 ENTRY_POINT_GROUP = "dagnet"
 _SELF_DISTRIBUTION = "dagnet"
@@ -50,9 +48,10 @@ class PluginLoadError:
     traceback: str
 
     def summary(self) -> str:
+        origin = self.provider.label if self.provider.distribution else "no distribution"
         return (
-            f"plugin {self.plugin!r} from {self.provider.distribution or 'no distribution'} "
-            f"failed while {self.stage}: {type(self.error).__name__}: {self.error}"
+            f"plugin {self.plugin!r} from {origin} failed while {self.stage}: "
+            f"{type(self.error).__name__}: {self.error}"
         )
 
 
@@ -71,6 +70,37 @@ def _env_list(name: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
 
 
+def _normalize(distribution: str) -> str:
+    """PEP 503 normalization, so ``Acme_Engines`` blocks ``acme-engines``."""
+    return re.sub(r"[-_.]+", "-", distribution).lower()
+
+
+def _importlib_metadata() -> Any:
+    # Imported here, not at module level: it costs about a quarter of
+    # ``import dagnet`` and only discovery needs it.
+    if sys.version_info >= (3, 12):
+        from importlib import metadata
+    else:  # the stdlib version before 3.12 lacks EntryPoint.dist and the select() API we rely on
+        import importlib_metadata as metadata
+    return metadata
+
+
+def _provider_of(ep: Any) -> Provider:
+    """The entry point's distribution and version, tolerating metadata without them."""
+    dist = getattr(ep, "dist", None)
+    name = version = None
+    if dist is not None:
+        try:
+            name = dist.name
+        except Exception:  # METADATA without Name: fall back on the .dist-info folder's name
+            name = getattr(dist, "_normalized_name", None)
+        try:
+            version = dist.version
+        except Exception:
+            version = None
+    return Provider(ep.name, name, version)
+
+
 class PluginManager:
     """Finds plugins, calls their registrars one at a time and records the outcome.
 
@@ -80,7 +110,9 @@ class PluginManager:
     - ``DAGNET_DISABLE_PLUGIN_AUTOLOAD=1`` (or config ``autoload_plugins``):
       skip the entry points; only explicitly added plugins load.
     - ``DAGNET_BLOCK_PLUGINS=a,b``: skip the plugins with these entry-point
-      or distribution names.
+      or distribution names (distribution names compare normalized, so
+      ``acme_engines`` blocks ``acme-engines``), or, for ``DAGNET_PLUGINS``,
+      module names.
     - ``DAGNET_PLUGINS=pkg.mod,other.mod``: import and register these modules
       too, as pytest does with ``PYTEST_PLUGINS``.
     """
@@ -90,6 +122,7 @@ class PluginManager:
         self._pm.add_hookspecs(_hookspec)
         self._lock = threading.RLock()
         self._discovered = False
+        self._autoload: bool | None = None
         self._pending_direct: list[tuple[Any, str]] = []
         self.plugins: dict[str, PluginInfo] = {}
         self.errors: list[PluginLoadError] = []
@@ -97,19 +130,18 @@ class PluginManager:
         self.engines = EngineRegistry()
         self.backends = BackendRegistry()
         self.ops = OpRegistry()
+        for registry in (self.engines, self.backends, self.ops):
+            registry.notes = self._notes
         self._filled: set[str] = set()
 
     # -- discovery ---------------------------------------------------------
     def _discover(self) -> None:
-        from .. import config
-
         blocked = set(_env_list("DAGNET_BLOCK_PLUGINS"))
-        if config.get("autoload_plugins"):
-            for ep in self._entry_points():
-                dist = getattr(ep, "dist", None)
-                dist_name = dist.metadata["Name"] if dist is not None else None
-                provider = Provider(ep.name, dist_name, dist.version if dist is not None else None)
-                if ep.name in blocked or (dist_name and dist_name in blocked):
+        blocked_dists = {_normalize(name) for name in blocked}
+        if self._autoload:
+            for ep, provider in self._entry_points():
+                dist = provider.distribution
+                if ep.name in blocked or (dist and _normalize(dist) in blocked_dists):
                     self.blocked.append(str(provider))
                     continue
                 try:
@@ -133,23 +165,31 @@ class PluginManager:
             self._add_plugin(name, plugin, Provider(name), "dagnet.plugins.register()")
         self._pending_direct.clear()
 
-    @staticmethod
-    def _entry_points() -> list[Any]:
-        eps = list(importlib_metadata.entry_points(group=ENTRY_POINT_GROUP))
+    def _entry_points(self) -> list[tuple[Any, Provider]]:
+        try:
+            eps = list(_importlib_metadata().entry_points(group=ENTRY_POINT_GROUP))
+        except Exception as error:  # a broken environment must not break `import dagnet` users
+            self._record_error("<entry points>", Provider("<entry points>"),
+                               f"listing the {ENTRY_POINT_GROUP!r} entry points", error)
+            return []
+        found = [(ep, _provider_of(ep)) for ep in eps]
 
         # dagnet's own plugins first, then the rest by distribution, so that
         # "the later one overrides" has one meaning on every machine.
-        def order(ep: Any) -> tuple[int, str, str]:
-            dist = getattr(ep, "dist", None)
-            name = dist.metadata["Name"] if dist is not None else ""
-            return (0 if name == _SELF_DISTRIBUTION else 1, name.lower(), ep.name)
+        def order(item: tuple[Any, Provider]) -> tuple[int, str, str]:
+            dist = _normalize(item[1].distribution or "")
+            return (0 if dist == _SELF_DISTRIBUTION else 1, dist, item[0].name)
 
+        # One entry point seen twice (its distribution twice on sys.path) loads once.
         unique = {}
-        for ep in sorted(eps, key=order):  # a dist on sys.path twice lists its eps twice
-            unique.setdefault((ep.name, ep.value), ep)
+        for ep, provider in sorted(found, key=order):
+            key = (_normalize(provider.distribution or ""), ep.name, ep.value)
+            unique.setdefault(key, (ep, provider))
         return list(unique.values())
 
     def _add_plugin(self, name: str, plugin: Any, provider: Provider, source: str) -> None:
+        if self._pm.is_registered(plugin):
+            return  # the same module named twice (an entry point and DAGNET_PLUGINS): load it once
         if name in self.plugins:
             first = self.plugins[name]
             self._record_error(
@@ -163,12 +203,27 @@ class PluginManager:
         except Exception as error:  # pluggy validates hookimpl names and signatures
             self._record_error(name, provider, "registering its hooks", error)
             return
+        unknown = sorted(
+            caller.name for caller in self._pm.get_hookcallers(plugin) or []
+            if caller.spec is None and not any(
+                impl.optionalhook for impl in caller.get_hookimpls() if impl.plugin is plugin)
+        )
+        if unknown:  # most likely a misspelt hook, which would otherwise never be called
+            self._pm.unregister(plugin)
+            self._record_error(
+                name, provider, "registering its hooks",
+                PluginError(f"unknown hook(s) {', '.join(unknown)}; dagnet's hooks are "
+                            f"{', '.join(_HOOKS.values())} (mark a hook of another plugin "
+                            f"with @dagnet.hookimpl(optionalhook=True))"),
+            )
+            return
         info = PluginInfo(name, plugin, provider, source)
         self.plugins[name] = info
         for attribute in self._filled:  # registries already filled get this plugin now
             self._call_registrar(info, attribute)
 
-    def _record_error(self, name: str, provider: Provider, stage: str, error: BaseException) -> None:
+    def _record_error(self, name: str, provider: Provider, stage: str,
+                      error: BaseException) -> None:
         text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
         record = PluginLoadError(name, provider, stage, error, text)
         self.errors.append(record)
@@ -179,30 +234,44 @@ class PluginManager:
             stacklevel=4,
         )
 
+    def _notes(self) -> list[str]:
+        """Why a registry may lack a name: shown in its "unknown name" errors."""
+        notes = []
+        if self._autoload is False:
+            notes.append("plugin autoload is off (DAGNET_DISABLE_PLUGIN_AUTOLOAD or config "
+                         "autoload_plugins), so only DAGNET_PLUGINS and dagnet.plugins.register() "
+                         "add plugins")
+        if self.errors:
+            notes.append(f"{len(self.errors)} plugin(s) failed to load; `dagnet plugins` shows why")
+        return notes
+
     # -- registrars --------------------------------------------------------
     def _call_registrar(self, info: PluginInfo, attribute: str) -> None:
         hook_name = _HOOKS[attribute]
         registry: Registry[Any] = getattr(self, attribute)
-        impls = [i for i in getattr(self._pm.hook, hook_name).get_hookimpls() if i.plugin is info.plugin]
+        impls = [impl for impl in getattr(self._pm.hook, hook_name).get_hookimpls()
+                 if impl.plugin is info.plugin]
         for impl in impls:
-            registry.provider, registry._added_in_call = info.provider, []
             try:
-                impl.function(**{arg: registry for arg in impl.argnames})
+                # Keeps the registry as it was if the registrar raises; the plugin's
+                # other registrars (engines, backends, ops) are independent and stay.
+                with registry._provided_by(info.provider) as added:
+                    impl.function(**{arg: registry for arg in impl.argnames})
             except Exception as error:
-                # Keep the registry as it was before this call; the plugin's other
-                # registrars (engines, backends, ops) are independent and stay.
-                registry._rollback(registry._added_in_call)
-                registry._added_in_call = []
                 self._record_error(info.name, info.provider, f"running {hook_name}", error)
-            finally:
-                added, registry._added_in_call = registry._added_in_call, []
-                registry.provider = Provider("<registered directly>")
-            if added:
-                info.registered.setdefault(attribute, []).extend(added)
+            else:
+                if added:
+                    info.registered.setdefault(attribute, []).extend(added)
 
     def _fill(self, attribute: str) -> Registry[Any]:
+        from .. import config
+
         with self._lock:
             if not self._discovered:
+                # Read first: a bad setting raises here, each time, and leaves
+                # nothing half done.  The flag is set before discovery so a
+                # plugin that asks for a registry while importing gets this one.
+                self._autoload = bool(config.get("autoload_plugins"))
                 self._discovered = True
                 self._discover()
             if attribute not in self._filled:

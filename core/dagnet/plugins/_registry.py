@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -9,7 +10,9 @@ from typing import Any, Generic, TypeVar
 
 from .._errors import DuplicateRegistrationError, UnknownNameError
 
-__all__ = ["Provider", "Registration", "Registry", "EngineRegistry", "BackendRegistry", "OpRegistry"]
+__all__ = [
+    "Provider", "Registration", "Registry", "EngineRegistry", "BackendRegistry", "OpRegistry",
+]
 
 T = TypeVar("T")
 
@@ -27,6 +30,13 @@ class Provider:
             return f"{self.distribution} {self.version or '?'} (plugin {self.plugin!r})"
         return f"plugin {self.plugin!r}"
 
+    @property
+    def label(self) -> str:
+        """The distribution and version, or the plugin where there is no distribution."""
+        if self.distribution:
+            return f"{self.distribution} {self.version or '?'}"
+        return f"plugin {self.plugin!r}"
+
 
 UNKNOWN_PROVIDER = Provider("<registered directly>")
 
@@ -40,44 +50,102 @@ class Registration(Generic[T]):
     provider: Provider
 
 
+def _no_notes() -> list[str]:
+    return []
+
+
 class Registry(Generic[T]):
     """Names to values of one kind (engines, backends or operators).
 
     While a plugin's registrar runs, the plugin manager sets ``provider`` so
-    every ``add`` is attributed.  A second ``add`` of a name is an error that
-    names both providers, unless it passes ``override=True``.
+    every ``add`` is attributed.  A second ``add`` of a name, or an alias that
+    is already a name or another entry's alias, is an error that names both
+    providers, unless it passes ``override=True``.
     """
 
     kind = "entry"
+    article = "a"
     how_to_choose = ""
 
     def __init__(self) -> None:
         self._entries: dict[str, Registration[T]] = {}
         self._aliases: dict[str, str] = {}
         self.provider: Provider = UNKNOWN_PROVIDER
+        # While a registrar runs: the names it added, and how to undo each change.
         self._added_in_call: list[str] = []
+        self._undo: list[tuple[dict[str, Any], str, Any]] | None = None
+        # Set by the plugin manager: why a registry may be missing names
+        # (autoload off, plugins that failed), shown in "unknown name" errors.
+        self.notes: Callable[[], list[str]] = _no_notes
 
-    def _add(self, name: str, value: T, *, override: bool = False, aliases: tuple[str, ...] = ()) -> None:
+    def _owner(self, name: str) -> Provider:
+        """Who provided ``name`` (a name or an alias)."""
+        return self._entries[self.resolve(name)].provider
+
+    def _set(self, table: dict[str, Any], key: str, value: Any) -> None:
+        """``table[key] = value`` (``_MISSING`` deletes), undoable while a registrar runs."""
+        if self._undo is not None:
+            self._undo.append((table, key, table.get(key, _MISSING)))
+        if value is _MISSING:
+            table.pop(key, None)
+        else:
+            table[key] = value
+
+    def _duplicate(self, what: str, detail: str = "", fix: str = "") -> DuplicateRegistrationError:
+        return DuplicateRegistrationError(
+            f"{self.kind} {what!r} is registered twice: first by {self._owner(what)}, "
+            f"again by {self.provider}{detail}; uninstall one of them, or "
+            + (fix or "pass override=True in the later registration to replace the earlier one")
+        )
+
+    def _add(self, name: str, value: T, *, override: bool = False,
+             aliases: tuple[str, ...] = ()) -> None:
         if not isinstance(name, str) or not name:
-            raise TypeError(f"a {self.kind} name must be a non-empty string, got {name!r}")
-        existing = self._entries.get(name)
-        if existing is not None and not override:
-            raise DuplicateRegistrationError(
-                f"{self.kind} {name!r} is registered twice: first by {existing.provider}, "
-                f"again by {self.provider}; uninstall one of them, or pass override=True "
-                f"in the later registration to replace the earlier one"
-            )
-        self._entries[name] = Registration(name, value, self.provider)
-        self._added_in_call.append(name)
+            raise TypeError(
+                f"{self.article} {self.kind} name must be a non-empty string, got {name!r}")
+        if isinstance(aliases, str) or not all(isinstance(a, str) and a for a in aliases):
+            raise TypeError(f"{self.kind} {name!r}: aliases must be a tuple of non-empty strings, "
+                            f"got {aliases!r}")
+        aliases = tuple(a for a in dict.fromkeys(aliases) if a != name)
+        if not override and (name in self._entries or name in self._aliases):
+            raise self._duplicate(name)
         for alias in aliases:
-            self._aliases[alias] = name
+            if alias in self._entries:  # shadowing a name would hide it from resolve()
+                raise self._duplicate(
+                    alias, f" (as an alias of {name!r})",
+                    f"register {name!r} under the name {alias!r} with override=True")
+            if not override and alias in self._aliases and self._aliases[alias] != name:
+                raise self._duplicate(alias, f" (as an alias of {name!r})")
+        if name in self._aliases:  # an overridden alias gives way to the name itself
+            self._set(self._aliases, name, _MISSING)
+        self._set(self._entries, name, Registration(name, value, self.provider))
+        for alias in aliases:
+            self._set(self._aliases, alias, name)
+        if self._undo is not None:
+            self._added_in_call.append(name)
 
-    def _rollback(self, names: list[str]) -> None:
-        """Undo a failed registrar's additions (the manager calls this)."""
-        for name in names:
-            self._entries.pop(name, None)
-            for alias in [a for a, target in self._aliases.items() if target == name]:
-                del self._aliases[alias]
+    @contextlib.contextmanager
+    def _provided_by(self, provider: Provider) -> Iterator[list[str]]:
+        """Attribute every ``add`` in the block to ``provider`` (the plugin manager uses this).
+
+        Yields the list of names added.  If the block raises, the registry is
+        put back exactly as it was, overridden entries and aliases included,
+        and the exception propagates.
+        """
+        self.provider, self._added_in_call, self._undo = provider, [], []
+        try:
+            yield self._added_in_call
+        except BaseException:
+            for table, key, previous in reversed(self._undo):
+                if previous is _MISSING:
+                    table.pop(key, None)
+                else:
+                    table[key] = previous
+            self._added_in_call.clear()
+            raise
+        finally:
+            self.provider, self._undo = UNKNOWN_PROVIDER, None
+            self._added_in_call = []
 
     def resolve(self, name: str) -> str:
         """The canonical name for ``name`` or one of its aliases."""
@@ -91,12 +159,25 @@ class Registry(Generic[T]):
             raise UnknownNameError(self.unknown_message(name)) from None
 
     def unknown_message(self, name: object) -> str:
-        names = sorted(self._entries)
-        close = difflib.get_close_matches(str(name), names, n=3) if isinstance(name, str) else []
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        listing = ", ".join(names) if names else f"none (no plugin registered a {self.kind}; see `dagnet plugins`)"
-        message = f"unknown {self.kind} {name!r}{hint}; expected one of {listing}"
-        return f"{message} ({self.how_to_choose})" if self.how_to_choose else message
+        """What was asked, close names, what exists and who provided it, how to choose."""
+        message = f"unknown {self.kind} {name!r}"
+        if isinstance(name, str):
+            close = difflib.get_close_matches(name, sorted({*self._entries, *self._aliases}), n=3)
+            if close:
+                message += f" (did you mean {', '.join(close)}?)"
+        if self._entries:
+            by_provider: dict[str, list[str]] = {}
+            for registration in self.registrations():
+                by_provider.setdefault(registration.provider.label, []).append(registration.name)
+            listing = ", ".join(f"{', '.join(names)} (from {label})"
+                                for label, names in by_provider.items())
+            message += f"; expected one of {listing}"
+        else:
+            message += (f"; expected one of none: no plugin registered {self.article} {self.kind} "
+                        f"(see `dagnet plugins`)")
+        for part in [*self.notes(), self.how_to_choose]:
+            message += f"; {part}" if part else ""
+        return message
 
     def __getitem__(self, name: str) -> T:
         return self.registration(name).value
@@ -114,11 +195,19 @@ class Registry(Generic[T]):
         """Every registration, sorted by name."""
         return [self._entries[name] for name in sorted(self._entries)]
 
+    def aliases(self) -> dict[str, str]:
+        """Every alias and the name it stands for."""
+        return dict(self._aliases)
+
+
+_MISSING = object()
+
 
 class EngineRegistry(Registry[Callable[[], Any]]):
     """Engine factories by name; ``aliases`` lets MXNet's names find them."""
 
     kind = "engine"
+    article = "an"
     how_to_choose = (
         "choose with dagnet.engine.create(name), dagnet.config.set(engine=...), "
         "DAGNET_ENGINE or MXNET_ENGINE_TYPE"
@@ -142,7 +231,8 @@ class BackendRegistry(Registry[Any]):
         """Register a :class:`dagnet.backend.Backend` under its ``name``."""
         for attribute in ("name", "device_type"):
             if not isinstance(getattr(backend, attribute, None), str):
-                raise TypeError(f"a backend needs a string {attribute!r} attribute, got {backend!r}")
+                raise TypeError(
+                    f"a backend needs a string {attribute!r} attribute, got {backend!r}")
         self._add(backend.name, backend, override=override)
 
     def for_device_type(self, device_type: str) -> Any | None:
@@ -155,6 +245,7 @@ class OpRegistry(Registry[Any]):
     """Operator records by their MXNet name (``FullyConnected``, ``_plus_scalar``)."""
 
     kind = "operator"
+    article = "an"
     how_to_choose = "install the package that provides it and check `dagnet ops`"
 
     def add(self, op: Any, *, override: bool = False, aliases: tuple[str, ...] = ()) -> None:
