@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._errors import DeletedVariableError, EngineError, OperatorFailedError
+from .._errors import DeletedVariableError, EngineError, EngineTypeError, OperatorFailedError
 from ..context import Context, cpu
 
 __all__ = ["Engine", "Var", "RunContext", "FnProperty", "Operator", "Failure"]
@@ -54,14 +54,17 @@ class Failure:
     """An exception raised by a pushed function, shared by every variable it reached.
 
     It is raised once: the first wait that meets it marks it consumed.
+    ``seq`` is the failed function's push position, so that every engine
+    reports simultaneous failures in the same (push) order.
     """
 
-    __slots__ = ("operator", "error", "consumed")
+    __slots__ = ("operator", "error", "consumed", "seq")
 
-    def __init__(self, operator: str, error: BaseException):
+    def __init__(self, operator: str, error: BaseException, seq: int = 0):
         self.operator = operator
         self.error = error
         self.consumed = False
+        self.seq = seq
 
     def to_exception(self, where: str) -> OperatorFailedError:
         message = (
@@ -165,6 +168,19 @@ def current_block() -> Block | None:
     return getattr(_running, "block", None)
 
 
+def _unique(variables: Iterable[Var] | None, what: str) -> tuple:
+    """``variables`` in order without repeats; None means none."""
+    if variables is None:
+        return ()
+    try:
+        return tuple(dict.fromkeys(variables))
+    except TypeError:
+        raise EngineTypeError(
+            f"{what} must be a list of engine variables from new_var(), got "
+            f"{type(variables).__name__} {variables!r}; wrap a single variable in a list"
+        ) from None
+
+
 def _function_name(fn: Callable[..., Any], name: str | None) -> str:
     if name is not None:
         return name
@@ -209,7 +225,7 @@ class Engine(abc.ABC):
         """
         self._check_vars((), (var,))
         if fn is not None and not callable(fn):
-            raise TypeError(f"delete_var: fn must be callable or None, got {fn!r}")
+            raise EngineTypeError(f"delete_var: fn must be callable or None, got {fn!r}")
         var._deleted = True
 
         def delete(run_ctx: RunContext) -> None:
@@ -250,7 +266,7 @@ class Engine(abc.ABC):
         ``fn`` takes ``(run_ctx)``, or ``(run_ctx, on_complete)`` when ``is_async``.
         """
         if not callable(fn):
-            raise TypeError(f"new_operator: fn must be callable, got {fn!r}")
+            raise EngineTypeError(f"new_operator: fn must be callable, got {fn!r}")
         reads, writes = self._normalize(const_vars, mutate_vars)
         self._check_vars(reads, writes)
         return Operator(fn, reads, writes, prop, _function_name(fn, name), is_async)
@@ -258,7 +274,7 @@ class Engine(abc.ABC):
     def push(self, opr: Operator, ctx: Context | None = None, priority: int = 0) -> None:
         """Push a prepared operator (MXNet ``Push``)."""
         if not isinstance(opr, Operator):
-            raise TypeError(f"push: expected an Operator from new_operator(), got {opr!r}")
+            raise EngineTypeError(f"push: expected an Operator from new_operator(), got {opr!r}")
         if opr.deleted:
             raise DeletedVariableError(
                 f"operator {opr.name!r} was deleted with delete_operator(); "
@@ -270,20 +286,22 @@ class Engine(abc.ABC):
     def delete_operator(self, opr: Operator) -> None:
         """Forget ``opr``; pushes already made still run, new pushes raise."""
         if not isinstance(opr, Operator):
-            raise TypeError(f"delete_operator: expected an Operator, got {opr!r}")
+            raise EngineTypeError(f"delete_operator: expected an Operator, got {opr!r}")
         opr.deleted = True
 
     def _push(self, fn, ctx, const_vars, mutate_vars, prop, priority, name, is_async) -> None:
         # The hot path of every engine: keep it to plain checks and one allocation.
         if not callable(fn):
-            raise TypeError(
-                f"push: fn must be callable (a function of run_ctx), got {type(fn).__name__} {fn!r}")
+            raise EngineTypeError(
+                f"push: fn must be callable (a function of run_ctx), "
+                f"got {type(fn).__name__} {fn!r}")
         if ctx is None:
             ctx = _CPU
         elif not isinstance(ctx, Context):
-            raise TypeError(f"push: ctx must be a dagnet Context such as dagnet.cpu(), got {ctx!r}")
+            raise EngineTypeError(
+                f"push: ctx must be a dagnet Context such as dagnet.cpu(), got {ctx!r}")
         if prop.__class__ is not FnProperty:
-            raise TypeError(f"push: prop must be a dagnet.engine.FnProperty, got {prop!r}")
+            raise EngineTypeError(f"push: prop must be a dagnet.engine.FnProperty, got {prop!r}")
         reads, writes = self._normalize(const_vars, mutate_vars)
         self._check_vars(reads, writes)
         self._submit(Block(fn, ctx, reads, writes, prop, priority, name, is_async))
@@ -293,17 +311,17 @@ class Engine(abc.ABC):
         if mutate_vars.__class__ in (list, tuple) and len(mutate_vars) < 2:
             writes = tuple(mutate_vars)
         else:
-            writes = tuple(dict.fromkeys(mutate_vars))
+            writes = _unique(mutate_vars, "mutate_vars")
         if not const_vars:
             return (), writes
-        reads = tuple(v for v in dict.fromkeys(const_vars) if v not in writes)
+        reads = tuple(v for v in _unique(const_vars, "const_vars") if v not in writes)
         return reads, writes
 
     @staticmethod
     def _check_vars(reads: tuple, writes: tuple) -> None:
         for var in reads + writes if reads else writes:
             if var.__class__ is not Var:
-                raise TypeError(
+                raise EngineTypeError(
                     f"engine variables must come from Engine.new_var(), got "
                     f"{type(var).__name__} {var!r}")
             if var._deleted:
@@ -346,32 +364,53 @@ class Engine(abc.ABC):
         if not block.is_async:
             done(block)
 
-    def _start_async(self, block: Block, run_ctx: RunContext, done: Callable[[Block], None]) -> None:
+    def _start_async(self, block: Block, run_ctx: RunContext,
+                     done: Callable[[Block], None]) -> None:
+        # on_complete() called by the function itself, on this thread, takes
+        # effect when the function returns: if it raises after all, that is an
+        # ordinary failure, seen by the functions after it on every engine.
         lock = threading.Lock()
-        called = []
+        runner = threading.get_ident()
+        completed = deferred = False
+        running = True
 
         def on_complete(error: BaseException | None = None) -> None:
+            nonlocal completed, deferred
             with lock:
-                if called:
+                if completed:
                     raise EngineError(f"on_complete of {block.name!r} was called twice")
-                called.append(True)
+                completed = True
+                deferred = running and threading.get_ident() == runner
             if error is not None:
                 self._fail(block, error)
-            done(block)
+            if not deferred:
+                done(block)
 
         try:
             block.fn(run_ctx, on_complete)
-        except Exception as error:
+        except BaseException as error:  # as in the sync path: never lose the block
             with lock:
-                already = bool(called)
-                called.append(True)
-            if already:  # it completed, then raised: the failure still counts
-                raise
+                running = False
+                already, completed = completed, True
+            if already and not deferred:
+                # Completed from another thread, then raised.  Its variables
+                # already belong to the functions after it, so the failure is
+                # not attached to them (that would skip whichever happened to be
+                # next): it is raised at wait_for_all.
+                with self._failures_lock:
+                    self._failures.append(Failure(block.name, error, block.seq))
+                return
             self._fail(block, error)
+            done(block)
+            return
+        with lock:
+            running = False
+            finish = deferred
+        if finish:
             done(block)
 
     def _fail(self, block: Block, error: BaseException) -> None:
-        failure = Failure(block.name, error)
+        failure = Failure(block.name, error, block.seq)
         for var in block.writes:
             var._failure = failure
         with self._failures_lock:
@@ -385,24 +424,31 @@ class Engine(abc.ABC):
         :class:`EngineTimeoutError` naming who holds the variable on timeout.
         """
         if not isinstance(var, Var):
-            raise TypeError(
+            raise EngineTypeError(
                 f"wait_for_var: expected an engine variable from new_var(), got "
                 f"{type(var).__name__} {var!r}")
         self._wait_var(var, timeout)
         failure = var.failure
         if failure is not None:
-            failure.consumed = True
+            with self._failures_lock:  # two threads waiting: only one raises it
+                if failure.consumed:
+                    return
+                failure.consumed = True
             raise failure.to_exception(f"wait_for_var({var.name})")
 
     def wait_for_all(self, timeout: float | None = None) -> None:
-        """Block until every pushed function has run; raise the first failure not yet raised."""
+        """Block until every pushed function has run; raise the earliest pushed
+        failure not yet raised, naming the others."""
         self._wait_all(timeout)
         with self._failures_lock:
             pending = [f for f in self._failures if not f.consumed]
             self._failures.clear()
-        if pending:
             for failure in pending:
                 failure.consumed = True
+        if pending:
+            # The earliest pushed first: on threads, failures are recorded in the
+            # order they happened to finish, which differs from run to run.
+            pending.sort(key=lambda failure: failure.seq)
             exc = pending[0].to_exception("wait_for_all()")
             if len(pending) > 1:
                 others = ", ".join(repr(f.operator) for f in pending[1:])

@@ -9,7 +9,7 @@ import threading
 import weakref
 
 from .. import config, plugins
-from .._errors import EngineError
+from .._errors import EngineError, EngineTypeError
 from ._base import Engine
 
 __all__ = ["create", "get", "current", "names"]
@@ -29,7 +29,7 @@ def _resolve(name: str | None) -> str:
     if name is None:
         name = config.get("engine")
     elif not isinstance(name, str):
-        raise TypeError(f"an engine name must be a string, got {name!r}")
+        raise EngineTypeError(f"an engine name must be a string, got {name!r}")
     registry = plugins.engines()
     return registry.resolve(config.canonical_engine_name(name))
 

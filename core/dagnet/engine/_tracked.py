@@ -88,7 +88,14 @@ class TrackedEngine(Engine):
         pushed, finished = self._pushed, self._finished
         while True:
             if not finished.empty():
-                self._release(finished.get())
+                block = finished.get()
+                # Pushes made before this completion was reported (the finished
+                # function's own nested pushes, say) are registered before it is
+                # released: otherwise wait_for_all could find nothing outstanding
+                # in between and return before they ran.
+                while not pushed.empty():
+                    self._register(pushed.get())
+                self._release(block)
             elif not pushed.empty():
                 self._register(pushed.get())
             else:
@@ -191,7 +198,9 @@ class TrackedEngine(Engine):
                 raise EngineDeadlockError(reason)
             return
         event = threading.Event()
-        self._submit(Block(_signal(event), None, (var,), (), FnProperty.NORMAL, 0,
+        # The waiter queues as a writer, so it is granted only after every
+        # function pushed before it, readers included, has finished.
+        self._submit(Block(_signal(event), None, (), (var,), FnProperty.NORMAL, 0,
                            f"wait_for_var({var.name})", False, no_skip=True))
         if not event.wait(timeout):
             raise EngineTimeoutError(
