@@ -1,0 +1,248 @@
+"""Activation functions: ``Activation`` (relu, sigmoid, tanh, softrelu, softsign) and
+``LeakyReLU`` (leaky, elu, selu, gelu, prelu with a learned slope, rrelu with a random one)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dagnet._errors import ShapeError
+from dagnet.operator import (
+    REQUIRED,
+    XP,
+    Case,
+    Domain,
+    Field,
+    Gradient,
+    Op,
+    OpReqType,
+    Params,
+    assign,
+    elemwise_shape,
+)
+from dagnet.resource import ResourceRequest
+
+from ._common import erf, reduce_to, set_shape
+from ._sampling import Draw
+
+__all__ = ["OPS"]
+
+
+# -- Activation ----------------------------------------------------------------------------------
+# Each derivative is written in terms of the output y, so the backward pass keeps only the
+# output and the input buffer may be overwritten in place.
+def _sigmoid(xp, x):
+    return xp.exp(-xp.logaddexp(0, -x))
+
+
+_ACTIVATIONS = {
+    "relu": (lambda xp, x: xp.maximum(x, 0), lambda xp, y: (y > 0).astype(y.dtype)),
+    "sigmoid": (_sigmoid, lambda xp, y: y * (1 - y)),
+    "tanh": (lambda xp, x: xp.tanh(x), lambda xp, y: 1 - y * y),
+    "softrelu": (lambda xp, x: xp.logaddexp(0, x), lambda xp, y: -xp.expm1(-y)),
+    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda xp, y: (1 - xp.abs(y)) ** 2),
+}
+
+
+class ActivationParam(Params):
+    act_type = Field(str, REQUIRED, "the activation function", choices=sorted(_ACTIVATIONS))
+
+
+def _activation_forward(attrs, ctx, inputs, req, outputs):
+    assign(outputs[0], req[0], _ACTIVATIONS[attrs.act_type][0](ctx.xp, inputs[0]))
+
+
+def _activation_backward(attrs, ctx, inputs, req, outputs):
+    dy, y = inputs
+    assign(outputs[0], req[0], dy * _ACTIVATIONS[attrs.act_type][1](ctx.xp, y))
+
+
+def _activation_sample(draw):
+    d = Draw(draw)
+    return Case([d.away_from_zero(d.shape(d.int(1, 3)), 0.05, 3.0)],
+                {"act_type": d.choice(sorted(_ACTIVATIONS), "act_type")})
+
+
+def _activation_reference(params, x):
+    return {
+        "relu": lambda: np.maximum(x, 0),
+        "sigmoid": lambda: 1 / (1 + np.exp(-x)),
+        "tanh": lambda: np.tanh(x),
+        "softrelu": lambda: np.log(1 + np.exp(x)),
+        "softsign": lambda: x / (1 + np.abs(x)),
+    }[params["act_type"]]()
+
+
+Activation = Op(
+    "Activation",
+    description="""Applies an activation function elementwise.
+
+``relu``: ``max(x, 0)``; ``sigmoid``: ``1 / (1 + exp(-x))``; ``tanh``;
+``softrelu``: ``log(1 + exp(x))``; ``softsign``: ``x / (1 + |x|)``.
+The gradient is computed from the output alone (ReLU's gradient at 0 is 0).""",
+    params=ActivationParam,
+    input_names=["data"],
+    output_names=["output"],
+    infer_shape=elemwise_shape("Activation"),
+    compute={XP: _activation_forward},
+    gradient=Gradient("_backward_Activation", uses=("out_grad", "out_data")),
+    inplace=[(0, 0)],
+    domain=Domain(_activation_sample, _activation_reference),
+)
+
+BackwardActivation = Op(
+    "_backward_Activation", params=ActivationParam, num_inputs=2,
+    compute={XP: _activation_backward}, inplace=[(0, 0)], is_backward=True, forward_op="Activation",
+)
+
+
+# -- LeakyReLU -----------------------------------------------------------------------------------
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_LAMBDA = 1.0507009873554804934193349852946
+
+
+class LeakyReLUParam(Params):
+    act_type = Field(str, "leaky", "the activation function",
+                     choices=("elu", "gelu", "leaky", "prelu", "rrelu", "selu"))
+    slope = Field(float, 0.25, "slope for leaky, alpha for elu")
+    lower_bound = Field(float, 0.125, "lower bound of the random slope (rrelu)")
+    upper_bound = Field(float, 0.334, "upper bound of the random slope (rrelu)")
+
+
+def _leaky_infer_shape(attrs, ins, outs):
+    ins, outs = list(ins), list(outs)
+    names = ["data", "gamma"]
+    for shape in outs:  # every output (rrelu's mask too) has the data's shape
+        set_shape(ins, 0, shape, "LeakyReLU", names)
+    for i in range(len(outs)):
+        set_shape(outs, i, ins[0], "LeakyReLU", ["output", "mask"], "output")
+    data = ins[0]
+    if attrs.act_type == "prelu" and data is not None:
+        if len(data) < 2:
+            raise ShapeError(f"operator 'LeakyReLU' with act_type='prelu': data needs a channel "
+                             f"axis (ndim >= 2), got shape {tuple(data)}")
+        if ins[1] is None or tuple(ins[1]) != (1,):  # a single slope is shared by all channels
+            set_shape(ins, 1, (data[1],), "LeakyReLU", names)
+    return ins, outs
+
+
+def _channel_view(gamma, ndim):
+    return gamma.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _rrelu_slope(attrs):
+    return (attrs.lower_bound + attrs.upper_bound) / 2
+
+
+def _leaky_forward(attrs, ctx, inputs, req, outputs):
+    xp, x, kind = ctx.xp, inputs[0], attrs.act_type
+    if kind == "leaky":
+        y = xp.where(x > 0, x, x * attrs.slope)
+    elif kind == "prelu":
+        y = xp.where(x > 0, x, x * _channel_view(inputs[1], x.ndim))
+    elif kind == "elu":
+        y = xp.where(x > 0, x, attrs.slope * xp.expm1(xp.minimum(x, 0)))
+    elif kind == "selu":
+        y = _SELU_LAMBDA * xp.where(x > 0, x, _SELU_ALPHA * xp.expm1(xp.minimum(x, 0)))
+    elif kind == "gelu":
+        y = 0.5 * x * (1 + erf(xp, x * (1 / math.sqrt(2))))
+    else:  # rrelu: a random slope per element in training, their mean otherwise
+        if ctx.is_train:
+            generator = ctx.requested[0].generator
+            width = attrs.upper_bound - attrs.lower_bound
+            slope = (attrs.lower_bound + width * generator.random(x.shape)).astype(x.dtype)
+            assign(outputs[1], req[1], slope)
+        else:
+            slope = _rrelu_slope(attrs)
+            assign(outputs[1], req[1], 0)
+        y = xp.where(x > 0, x, x * slope)
+    assign(outputs[0], req[0], y)
+
+
+def _leaky_backward(attrs, ctx, inputs, req, outputs):
+    xp, kind = ctx.xp, attrs.act_type
+    dy, x = inputs[0], inputs[2 if kind == "rrelu" else 1]
+    positive = x > 0
+    if kind == "leaky":
+        dx = xp.where(positive, dy, dy * attrs.slope)
+    elif kind == "prelu":
+        gamma = inputs[2]
+        dx = dy * xp.where(positive, 1, _channel_view(gamma, x.ndim))
+        if req[1] is not OpReqType.NULL:
+            per_channel = _channel_view(gamma, x.ndim).shape
+            dgamma = reduce_to(xp, dy * xp.where(positive, 0, x), per_channel)
+            assign(outputs[1], req[1], dgamma.reshape(gamma.shape))
+    elif kind == "elu":
+        dx = dy * xp.where(positive, 1, attrs.slope * xp.exp(xp.minimum(x, 0)))
+    elif kind == "selu":
+        dx = dy * (_SELU_LAMBDA * xp.where(positive, 1, _SELU_ALPHA * xp.exp(xp.minimum(x, 0))))
+    elif kind == "gelu":
+        cdf = 0.5 * (1 + erf(xp, x * (1 / math.sqrt(2))))
+        dx = dy * (cdf + x * xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi)))
+    else:
+        slope = inputs[-1] if ctx.is_train else _rrelu_slope(attrs)  # the mask holds the slopes
+        dx = xp.where(positive, dy, dy * slope)
+    assign(outputs[0], req[0], dx)
+
+
+def _leaky_sample(draw):
+    d = Draw(draw)
+    kind = d.choice(["leaky", "prelu", "elu", "selu", "gelu", "rrelu"], "act_type")
+    shape = d.shape(d.int(2, 4)) if kind == "prelu" else d.shape(d.int(1, 3))
+    params = {"act_type": kind, "slope": d.float(0.01, 1.5, "slope")}
+    inputs = [d.away_from_zero(shape, 0.05, 2.0)]
+    if kind == "prelu":
+        inputs.append(d.uniform((1,) if d.bool("shared gamma") else (shape[1],), 0.0, 1.0))
+    return Case(inputs, params)
+
+
+def _leaky_reference(params, x, gamma=None):
+    p = LeakyReLUParam.parse("LeakyReLU", params)
+    if p.act_type == "gelu":
+        return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    if p.act_type == "selu":
+        return _SELU_LAMBDA * np.where(x > 0, x, _SELU_ALPHA * (np.exp(x) - 1))
+    if p.act_type == "elu":
+        return np.where(x > 0, x, p.slope * (np.exp(x) - 1))
+    if p.act_type == "prelu":
+        return np.where(x > 0, x, x * gamma.reshape((1, -1) + (1,) * (x.ndim - 2)))
+    if p.act_type == "rrelu":
+        return [np.where(x > 0, x, x * _rrelu_slope(p)), np.zeros_like(x)]
+    return np.where(x > 0, x, x * p.slope)
+
+
+LeakyReLU = Op(
+    "LeakyReLU",
+    description="""Leaky rectified linear units and relatives, elementwise.
+
+``leaky``: ``x > 0 ? x : slope * x``; ``prelu``: ``x > 0 ? x : gamma[c] * x`` with a
+learned ``gamma`` per channel (axis 1; shape ``(C,)`` or ``(1,)``);
+``elu``: ``x > 0 ? x : slope * (exp(x) - 1)``; ``selu``: ``lambda * (x > 0 ? x :
+alpha * (exp(x) - 1))`` with the fixed constants of Klambauer et al.;
+``gelu``: ``x * Phi(x)`` (the erf form); ``rrelu``: in training a slope drawn
+uniformly from ``[lower_bound, upper_bound)`` per element (returned as the second
+output ``mask``), otherwise their mean, with ``mask`` zero.""",
+    params=LeakyReLUParam,
+    num_inputs=lambda a: 2 if a.act_type == "prelu" else 1,
+    num_outputs=lambda a: 2 if a.act_type == "rrelu" else 1,
+    input_names=lambda a: ["data", "gamma"] if a.act_type == "prelu" else ["data"],
+    output_names=lambda a: ["output", "mask"] if a.act_type == "rrelu" else ["output"],
+    infer_shape=_leaky_infer_shape,
+    compute={XP: _leaky_forward},
+    gradient=Gradient("_backward_LeakyReLU", uses=("out_grad", "in_data", "out_data")),
+    resources=lambda a: [ResourceRequest("random")] if a.act_type == "rrelu" else [],
+    domain=Domain(_leaky_sample, _leaky_reference),
+)
+
+BackwardLeakyReLU = Op(
+    "_backward_LeakyReLU",
+    params=LeakyReLUParam,
+    num_inputs=lambda a: {"prelu": 4, "rrelu": 5}.get(a.act_type, 3),
+    num_outputs=lambda a: 2 if a.act_type == "prelu" else 1,
+    compute={XP: _leaky_backward},
+    is_backward=True,
+    forward_op="LeakyReLU",
+)
+
+OPS = [Activation, BackwardActivation, LeakyReLU, BackwardLeakyReLU]

@@ -1,0 +1,198 @@
+"""``Convolution``: 1-D, 2-D and 3-D cross-correlation of channel-first data with
+grouped filters, through im2col and a batched matrix product."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dagnet._errors import ShapeError
+from dagnet.operator import (
+    REQUIRED,
+    XP,
+    Case,
+    Domain,
+    Field,
+    Gradient,
+    Op,
+    OpReqType,
+    Params,
+    Shape,
+    assign,
+)
+
+from ._common import set_shape, spatial
+from ._im2col import conv_forward, conv_grad_data, conv_grad_weight, window_count
+from ._sampling import Draw
+
+__all__ = ["OPS", "ConvolutionParam", "conv_geometry"]
+
+CHANNEL_FIRST = ("NCW", "NCHW", "NCDHW")
+
+
+class ConvolutionParam(Params):
+    kernel = Field(Shape, REQUIRED, "window size: (w,), (h, w) or (d, h, w)")
+    stride = Field(Shape, (), "window step per spatial axis (default 1)")
+    dilate = Field(Shape, (), "dilation per spatial axis (default 1)")
+    pad = Field(Shape, (), "zero padding on both sides of each spatial axis (default 0)")
+    num_filter = Field(int, REQUIRED, "number of output channels", low=1)
+    num_group = Field(int, 1, "split the input and output channels into this many groups", low=1)
+    workspace = Field(int, 1024, "accepted for MXNet compatibility (cuDNN scratch, MB)", low=0)
+    no_bias = Field(bool, False, "disable the bias")
+    cudnn_tune = Field(str, None, "accepted for MXNet compatibility",
+                       choices=("fastest", "limited_workspace", "off"))
+    cudnn_off = Field(bool, False, "accepted for MXNet compatibility")
+    layout = Field(str, None, "data layout; dagnet computes channel-first layouts only "
+                              "(None picks the one matching the kernel)", choices=CHANNEL_FIRST)
+
+
+def conv_geometry(op, attrs, data_ndim=None):
+    """``(kernel, stride, dilate, pad)`` with MXNet's defaults filled in, checked against
+    the data's number of dimensions."""
+    kernel = tuple(attrs.kernel)
+    nd = len(kernel)
+    if not 1 <= nd <= 3:
+        raise ShapeError(f"operator {op!r}: kernel={kernel} must have 1, 2 or 3 dimensions")
+    if data_ndim is not None and data_ndim != nd + 2:
+        raise ShapeError(
+            f"operator {op!r}, input 'data': a {nd}-D kernel {kernel} needs {nd + 2}-D data "
+            f"(batch, channel, {nd} spatial), got {data_ndim}-D")
+    if attrs.layout is not None and len(attrs.layout) != nd + 2:
+        raise ShapeError(f"operator {op!r}: layout {attrs.layout!r} does not fit a {nd}-D kernel")
+    return (kernel, spatial(attrs.stride, nd, 1, op, "stride"),
+            spatial(attrs.dilate, nd, 1, op, "dilate"), spatial(attrs.pad, nd, 0, op, "pad"))
+
+
+def _input_names(attrs):
+    return ["data", "weight"] if attrs.no_bias else ["data", "weight", "bias"]
+
+
+def _infer_shape(attrs, ins, outs):
+    ins, outs = list(ins), list(outs)
+    names, f, g = _input_names(attrs), attrs.num_filter, attrs.num_group
+    if ins[0] is None and outs[0] is not None:
+        set_shape(ins, 0, (outs[0][0],) + (0,) * (len(outs[0]) - 1), "Convolution", names)
+    data = ins[0]
+    kernel, stride, dilate, pad = conv_geometry("Convolution", attrs,
+                                                None if data is None else len(data))
+    if f % g:
+        raise ShapeError(
+            f"operator 'Convolution': num_filter={f} is not divisible by num_group={g}")
+    channels = 0
+    if data is not None:
+        channels = data[1]
+        if channels and channels % g:
+            raise ShapeError(f"operator 'Convolution', input 'data': {channels} channels (shape "
+                             f"{tuple(data)}) are not divisible by num_group={g}")
+        out = []
+        for i, size in enumerate(data[2:]):
+            if not size:
+                out.append(0)
+                continue
+            extent = dilate[i] * (kernel[i] - 1) + 1
+            if extent > size + 2 * pad[i]:
+                raise ShapeError(
+                    f"operator 'Convolution', input 'data': the dilated kernel ({extent}) is "
+                    f"larger than the padded input ({size} + 2*{pad[i]}) on spatial axis {i}; "
+                    f"data shape {tuple(data)}, kernel {kernel}, dilate {dilate}, pad {pad}")
+            out.append(window_count(size + 2 * pad[i], kernel[i], stride[i], dilate[i]))
+        set_shape(outs, 0, (data[0], f, *out), "Convolution", ["output"], "output")
+    set_shape(ins, 1, (f, channels // g if channels else 0, *kernel), "Convolution", names)
+    if not attrs.no_bias:
+        set_shape(ins, 2, (f,), "Convolution", names)
+    return ins, outs
+
+
+def _forward(attrs, ctx, inputs, req, outputs):
+    x, w = inputs[0], inputs[1]
+    _, stride, dilate, pad = conv_geometry("Convolution", attrs, x.ndim)
+    y = conv_forward(ctx.xp, x, w, stride, dilate, pad, attrs.num_group)
+    if not attrs.no_bias:
+        y += inputs[2].reshape((1, -1) + (1,) * (y.ndim - 2))
+    assign(outputs[0], req[0], y)
+
+
+def _backward(attrs, ctx, inputs, req, outputs):
+    xp = ctx.xp
+    dy, x, w = inputs[0], inputs[1], inputs[2]
+    _, stride, dilate, pad = conv_geometry("Convolution", attrs, x.ndim)
+    groups = attrs.num_group
+    if req[0] is not OpReqType.NULL:
+        assign(outputs[0], req[0], conv_grad_data(xp, dy, w, x.shape, stride, dilate, pad, groups))
+    if req[1] is not OpReqType.NULL:
+        dw = conv_grad_weight(xp, x, dy, w.shape, stride, dilate, pad, groups)
+        assign(outputs[1], req[1], dw)
+    if not attrs.no_bias and req[2] is not OpReqType.NULL:
+        assign(outputs[2], req[2], dy.sum(axis=(0,) + tuple(range(2, dy.ndim))))
+
+
+def _sample(draw):
+    d = Draw(draw)
+    nd = d.int(1, 2, "spatial dims")
+    groups = d.int(1, 2, "num_group")
+    kernel = d.shape(nd, 1, 3)
+    stride, dilate, pad = d.shape(nd, 1, 2), d.shape(nd, 1, 2), d.shape(nd, 0, 1)
+    size = tuple(d.int(dl * (k - 1) + 1, 6) for k, dl in zip(kernel, dilate))
+    channels, filters = groups * d.int(1, 2), groups * d.int(1, 2)
+    no_bias = d.bool("no_bias")
+    params = {"kernel": kernel, "stride": stride, "dilate": dilate, "pad": pad,
+              "num_filter": filters, "num_group": groups, "no_bias": no_bias}
+    inputs = [d.uniform((d.int(1, 2), channels, *size)),
+              d.uniform((filters, channels // groups, *kernel))]
+    if not no_bias:
+        inputs.append(d.uniform((filters,)))
+    return Case(inputs, params)
+
+
+def _reference(params, x, w, b=None):
+    attrs = ConvolutionParam.parse("Convolution", params)
+    kernel, stride, dilate, pad = conv_geometry("Convolution", attrs, x.ndim)
+    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    n, c = x.shape[:2]
+    f, g = attrs.num_filter, attrs.num_group
+    out = tuple(window_count(s, k, st, dl)
+                for s, k, st, dl in zip(x.shape[2:], kernel, stride, dilate))
+    y = np.zeros((n, f, *out))
+    for o in range(f):
+        group = o // (f // g)
+        channels = slice(group * (c // g), (group + 1) * (c // g))
+        for pos in np.ndindex(*out):
+            window = (slice(None), channels) + tuple(
+                slice(p * s, p * s + dl * (k - 1) + 1, dl)
+                for p, s, dl, k in zip(pos, stride, dilate, kernel))
+            y[(slice(None), o, *pos)] = (x[window] * w[o]).reshape(n, -1).sum(axis=1)
+    if b is not None:
+        y += b.reshape((1, -1) + (1,) * len(out))
+    return y
+
+
+Convolution = Op(
+    "Convolution",
+    description="""Convolution (cross-correlation) over 1, 2 or 3 spatial axes.
+
+``data`` ``(batch, C, *spatial)``, ``weight`` ``(num_filter, C/num_group, *kernel)``,
+``bias`` ``(num_filter,)``; the output is ``(batch, num_filter, *out)`` with
+``out = floor((size + 2*pad - dilate*(kernel-1) - 1) / stride) + 1``.  With
+``num_group`` g, input and output channels split into g groups convolved
+separately.  Only channel-first layouts (NCW, NCHW, NCDHW) are computed;
+``workspace`` and the cuDNN options are accepted and ignored.""",
+    params=ConvolutionParam,
+    num_inputs=lambda a: 2 if a.no_bias else 3,
+    input_names=_input_names,
+    output_names=["output"],
+    infer_shape=_infer_shape,
+    compute={XP: _forward},
+    gradient=Gradient("_backward_Convolution", uses=("out_grad", "in_data")),
+    domain=Domain(_sample, _reference),
+)
+
+BackwardConvolution = Op(
+    "_backward_Convolution",
+    params=ConvolutionParam,
+    num_inputs=lambda a: 3 if a.no_bias else 4,
+    num_outputs=lambda a: 2 if a.no_bias else 3,
+    compute={XP: _backward},
+    is_backward=True,
+    forward_op="Convolution",
+)
+
+OPS = [Convolution, BackwardConvolution]

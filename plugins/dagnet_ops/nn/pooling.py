@@ -1,0 +1,242 @@
+"""``Pooling``: max, average, sum and Lp pooling over 1, 2 or 3 spatial axes."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from dagnet._errors import ShapeError
+from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, Shape, assign
+
+from ._common import set_shape, spatial
+from ._im2col import kernel_first, pad_spatial, scatter_windows, windows
+from ._sampling import Draw
+
+__all__ = ["OPS"]
+
+
+class PoolingParam(Params):
+    kernel = Field(Shape, (), "window size: (w,), (h, w) or (d, h, w); ignored with global_pool")
+    pool_type = Field(str, "max", "the reduction over each window",
+                      choices=("avg", "lp", "max", "sum"))
+    global_pool = Field(bool, False, "pool each channel whole (kernel, stride and pad are ignored)")
+    cudnn_off = Field(bool, False, "accepted for MXNet compatibility")
+    pooling_convention = Field(str, "valid", "valid: only windows inside the padded input; full: "
+                                             "also a last partial window (ceil instead of floor)",
+                               choices=("full", "same", "valid"))
+    stride = Field(Shape, (), "window step per spatial axis (default 1)")
+    pad = Field(Shape, (), "implicit padding on both sides of each spatial axis (default 0)")
+    p_value = Field(int, None, "the p of Lp pooling")
+    count_include_pad = Field(bool, None, "avg: count padded positions in the divisor (None: True)")
+    layout = Field(str, None, "data layout; channel-first only", choices=("NCW", "NCHW", "NCDHW"))
+
+
+def _geometry(attrs, shape):
+    """``(kernel, stride, pad, out)`` for data of ``shape`` ``(N, C, *spatial)``."""
+    sizes = tuple(shape[2:])
+    nd = len(sizes)
+    if attrs.global_pool:
+        return sizes, (1,) * nd, (0,) * nd, (1,) * nd
+    kernel = tuple(attrs.kernel)
+    if not kernel:
+        raise ShapeError("operator 'Pooling': give kernel=(...) or global_pool=True")
+    if len(kernel) != nd:
+        raise ShapeError(f"operator 'Pooling', input 'data': a {len(kernel)}-D kernel {kernel} "
+                         f"needs {len(kernel) + 2}-D data (batch, channel, spatial...), got shape "
+                         f"{tuple(shape)}")
+    if attrs.pooling_convention == "same":
+        raise ShapeError("operator 'Pooling': pooling_convention='same' is not supported by dagnet "
+                         "(MXNet has it for 1-D max pooling only); use 'valid' or 'full'")
+    stride = spatial(attrs.stride, nd, 1, "Pooling", "stride")
+    pad = spatial(attrs.pad, nd, 0, "Pooling", "pad")
+    out = []
+    for size, k, s, p in zip(sizes, kernel, stride, pad):
+        if not size:
+            out.append(0)
+            continue
+        if k > size + 2 * p:
+            raise ShapeError(f"operator 'Pooling', input 'data': kernel {kernel} is larger than "
+                             f"the padded input (shape {tuple(shape)}, pad {pad})")
+        span = size + 2 * p - k
+        out.append((span + s - 1) // s + 1 if attrs.pooling_convention == "full" else span // s + 1)
+    return kernel, stride, pad, tuple(out)
+
+
+def _infer_shape(attrs, ins, outs):
+    ins, outs = list(ins), list(outs)
+    data = ins[0]
+    if data is not None:
+        if len(data) < 3:
+            raise ShapeError(f"operator 'Pooling', input 'data': expected (batch, channel, "
+                             f"spatial...), got shape {tuple(data)}")
+        *_, out = _geometry(attrs, data)
+        set_shape(outs, 0, (data[0], data[1], *out), "Pooling", ["output"], "output")
+    return ins, outs
+
+
+def _counts(xp, attrs, sizes, kernel, stride, pad, out, dtype):
+    """The divisor of each average window: the positions it covers inside the padded input
+    (count_include_pad) or inside the input."""
+    include = attrs.count_include_pad is not False and not attrs.global_pool
+    total = np.ones((), dtype=np.float64)
+    for size, k, s, p, n in zip(sizes, kernel, stride, pad, out):
+        start = np.arange(n) * s - p
+        low, high = (-p, size + p) if include else (0, size)
+        count = np.minimum(start + k, high) - np.maximum(start, low)
+        total = np.multiply.outer(total, np.maximum(count, 1))
+    return xp.asarray(total.astype(dtype))
+
+
+def _windows(xp, attrs, x):
+    """The (padded) windows ``(N, C, *out, *kernel)`` and the geometry."""
+    kernel, stride, pad, out = _geometry(attrs, x.shape)
+    # "full" windows may run past the padding: pad further on the right so they fit.
+    extra = [max(0, (n - 1) * s + k - (size + 2 * p))
+             for n, s, k, size, p in zip(out, stride, kernel, x.shape[2:], pad)]
+    fill = xp.finfo(x.dtype).min if attrs.pool_type == "max" else 0
+    padded = pad_spatial(xp, x, pad, [p + e for p, e in zip(pad, extra)], fill)
+    cols = windows(xp, padded, kernel, stride, (1,) * len(kernel))
+    return cols, (kernel, stride, pad, out, extra)
+
+
+def _lp(attrs):
+    if attrs.p_value is None or attrs.p_value < 1:
+        raise ShapeError(
+            f"operator 'Pooling': pool_type='lp' needs p_value >= 1, got {attrs.p_value}")
+    return attrs.p_value
+
+
+def _forward(attrs, ctx, inputs, req, outputs):
+    xp, x = ctx.xp, inputs[0]
+    cols, (kernel, stride, pad, out, _) = _windows(xp, attrs, x)
+    kind = attrs.pool_type
+    if kind == "lp":
+        p = _lp(attrs)
+        total = (cols ** p).sum(axis=tuple(range(-len(kernel), 0)))
+        y = total if p == 1 else xp.sign(total) * xp.abs(total) ** (1.0 / p)
+    else:  # one elementwise max or sum per kernel offset beats reducing the strided windows
+        taps = kernel_first(cols, len(kernel))
+        y = taps[(0,) * len(kernel)].copy()
+        combine = xp.maximum if kind == "max" else xp.add
+        for offset in itertools.product(*(range(k) for k in kernel)):
+            if any(offset):
+                combine(y, taps[offset], out=y)
+        if kind == "avg":
+            y /= _counts(xp, attrs, x.shape[2:], kernel, stride, pad, out, x.dtype)
+    assign(outputs[0], req[0], y)
+
+
+def _backward(attrs, ctx, inputs, req, outputs):
+    xp = ctx.xp
+    dy, x, y = inputs
+    cols, (kernel, stride, pad, out, extra) = _windows(xp, attrs, x)
+    nd = len(kernel)
+    # The window gradients are built kernel axes first, as scatter_windows takes them.
+    kind = attrs.pool_type
+    if kind == "max":  # the whole gradient goes to the first maximum of each window
+        window = math.prod(kernel)
+        first = cols.reshape(cols.shape[:2 + nd] + (window,)).argmax(axis=-1)
+        chosen = xp.arange(window).reshape((window,) + (1,) * first.ndim) == first
+        dcols = (chosen * dy).reshape(tuple(kernel) + dy.shape)
+    elif kind == "avg":
+        counts = _counts(xp, attrs, x.shape[2:], kernel, stride, pad, out, x.dtype)
+        dcols = xp.broadcast_to(dy / counts, tuple(kernel) + dy.shape)
+    elif kind == "sum" or _lp(attrs) == 1:
+        dcols = xp.broadcast_to(dy, tuple(kernel) + dy.shape)
+    else:
+        p = _lp(attrs)
+        taps = kernel_first(cols, nd)
+        safe = xp.where(y == 0, 1, y)
+        dcols = xp.where(y == 0, 0, dy * (taps / safe) ** (p - 1))
+    padded = tuple(size + 2 * p + e for size, p, e in zip(x.shape[2:], pad, extra))
+    grad = scatter_windows(xp, dcols, padded, stride, (1,) * nd)
+    crop = (slice(None), slice(None), *(slice(p, p + n) for p, n in zip(pad, x.shape[2:])))
+    assign(outputs[0], req[0], grad[crop])
+
+
+def _sample(draw):
+    d = Draw(draw)
+    nd = d.int(1, 2, "spatial dims")
+    kind = d.choice(["max", "avg", "sum", "lp"], "pool_type")
+    params = {"pool_type": kind}
+    if d.bool("global_pool"):
+        params["global_pool"] = True
+        size = d.shape(nd, 1, 4)
+    else:
+        kernel = d.shape(nd, 1, 3)
+        pad = tuple(d.int(0, k // 2) for k in kernel)
+        size = tuple(d.int(max(1, k - 2 * p), 5) for k, p in zip(kernel, pad))
+        stride = d.shape(nd, 1, 2)
+        convention = d.choice(["valid", "full"], "pooling_convention")
+        if kind == "max" and convention == "full" and any(
+                ((size + 2 * p - k + s - 1) // s) * s - p >= size
+                for size, k, s, p in zip(size, kernel, stride, pad)):
+            convention = "valid"  # a last window of padding alone would output -FLT_MAX
+        params.update(kernel=kernel, stride=stride, pad=pad, pooling_convention=convention)
+        if kind == "avg":
+            params["count_include_pad"] = d.bool("count_include_pad")
+    shape = (d.int(1, 2), d.int(1, 2), *size)
+    if kind == "lp":
+        params["p_value"] = d.int(1, 3, "p_value")
+        x = d.uniform(shape, 0.5, 2.0)  # positive, so the root is smooth
+    else:
+        x = d.distinct(shape)
+    return Case([x], params)
+
+
+def _reference(params, x):
+    attrs = PoolingParam.parse("Pooling", params)
+    kernel, stride, pad, out = _geometry(attrs, x.shape)
+    sizes = x.shape[2:]
+    include = attrs.count_include_pad is not False
+    y = np.zeros(x.shape[:2] + out)
+    for pos in np.ndindex(*out):
+        starts = [o * s - p for o, s, p in zip(pos, stride, pad)]
+        inside = tuple(slice(max(st, 0), min(st + k, size))
+                       for st, k, size in zip(starts, kernel, sizes))
+        region = x[(slice(None), slice(None), *inside)].reshape(x.shape[:2] + (-1,))
+        at = (slice(None), slice(None), *pos)
+        if attrs.pool_type == "max":  # a window of padding only gives the lowest float, as MXNet
+            y[at] = region.max(axis=-1) if region.shape[-1] else np.finfo(x.dtype).min
+        elif attrs.pool_type == "sum":
+            y[at] = region.sum(axis=-1)
+        elif attrs.pool_type == "lp":
+            total = (region ** attrs.p_value).sum(axis=-1)
+            y[at] = np.sign(total) * np.abs(total) ** (1.0 / attrs.p_value)
+        else:
+            if attrs.global_pool or not include:
+                count = region.shape[-1]
+            else:
+                count = math.prod(min(st + k, size + p) - max(st, -p)
+                                  for st, k, size, p in zip(starts, kernel, sizes, pad))
+            y[at] = region.sum(axis=-1) / max(count, 1)
+    return y
+
+
+Pooling = Op(
+    "Pooling",
+    description="""Pooling over 1, 2 or 3 spatial axes of channel-first data.
+
+``max``: the window maximum (padding never wins; the gradient goes to the first
+maximum); ``avg``: the window mean, dividing by the positions inside the padded
+input (``count_include_pad``, default) or inside the input; ``sum``; ``lp``:
+``(sum x^p)^(1/p)`` with ``p_value``.  ``pooling_convention='valid'`` keeps whole
+windows (``floor``), ``'full'`` adds a last partial window (``ceil``).
+``global_pool`` pools each channel to 1x...x1.""",
+    params=PoolingParam,
+    input_names=["data"],
+    output_names=["output"],
+    infer_shape=_infer_shape,
+    compute={XP: _forward},
+    gradient=Gradient("_backward_Pooling", uses=("out_grad", "in_data", "out_data")),
+    domain=Domain(_sample, _reference),
+)
+
+BackwardPooling = Op(
+    "_backward_Pooling", params=PoolingParam, num_inputs=3, compute={XP: _backward},
+    is_backward=True, forward_op="Pooling",
+)
+
+OPS = [Pooling, BackwardPooling]

@@ -1,0 +1,80 @@
+"""What every update shares: the learning-rate parameters, the gradient preprocessing
+and shape/type rules, and a conformance-suite domain."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from dagnet.operator import (
+    REQUIRED, XP, Case, Domain, Field, NoGradient, Op, Params, elemwise_shape,
+)
+
+from ..nn._sampling import Draw
+
+__all__ = ["UpdateParam", "clip", "scaled_gradient", "reference_gradient", "update_op"]
+
+
+class UpdateParam(Params):
+    lr = Field(float, REQUIRED, "learning rate")
+    wd = Field(float, 0.0, "weight decay: adds wd * weight to the gradient")
+    rescale_grad = Field(float, 1.0, "multiply the gradient by this first (e.g. 1 / batch size)")
+    clip_gradient = Field(float, -1.0, "clip the gradient into [-clip_gradient, clip_gradient]; "
+                                       "a negative value turns clipping off")
+    lazy_update = Field(bool, True, "accepted for MXNet compatibility (for row-sparse gradients; "
+                                    "dense updates are always complete)")
+
+
+def clip(xp, grad, bound):
+    """``grad`` clipped into ``[-bound, bound]`` when ``bound >= 0`` (MXNet's rule)."""
+    return xp.clip(grad, -bound, bound) if bound >= 0 else grad
+
+
+def scaled_gradient(xp, attrs, grad):
+    """``clip(rescale_grad * grad)``: the gradient before weight decay."""
+    return clip(xp, grad * attrs.rescale_grad, attrs.clip_gradient)
+
+
+def update_op(name: str, params: type[Params], compute: Callable, inputs: Sequence[str],
+              states: Sequence[int], reference: Callable, description: str,
+              state_range: Callable[[Draw, tuple], list] | None = None) -> Op:
+    """An update operator: every input and the output share one shape and dtype; the
+    ``states`` inputs are written in place; no gradient."""
+
+    def sample(draw):
+        d = Draw(draw)
+        shape = d.shape(d.int(1, 2), 1, 4)
+        arrays = [d.uniform(shape, -2, 2), d.uniform(shape, -2, 2)]
+        arrays += state_range(d, shape) if state_range else [d.uniform(shape) for _ in states]
+        values = {field: d.float(*bounds, field) for field, bounds in _SAMPLED.items()
+                  if field in params.fields()}
+        if d.bool("clip"):
+            values["clip_gradient"] = d.float(0.0, 1.0, "clip_gradient")
+        return Case(arrays, values)
+
+    return Op(
+        name,
+        description=description,
+        params=params,
+        num_inputs=len(inputs),
+        input_names=list(inputs),
+        output_names=["output"],
+        mutate_inputs=list(states),
+        infer_shape=elemwise_shape(name),
+        compute={XP: compute},
+        gradient=NoGradient("optimizer update"),
+        inplace=[(0, 0)],
+        domain=Domain(sample, reference),
+    )
+
+
+_SAMPLED = {"lr": (0.001, 1.0), "wd": (0.0, 0.1), "rescale_grad": (0.1, 2.0),
+            "momentum": (0.0, 0.99), "beta1": (0.0, 0.99), "beta2": (0.0, 0.999),
+            "epsilon": (1e-8, 1e-3)}
+
+
+def reference_gradient(p, weight, grad):
+    """numpy: ``clip(rescale_grad * grad)``."""
+    g = grad * p.rescale_grad
+    return np.clip(g, -p.clip_gradient, p.clip_gradient) if p.clip_gradient >= 0 else g
