@@ -59,6 +59,8 @@ __all__ = [
     "gpu",
     "hookimpl",
     "hookspec",
+    "nd",
+    "ndarray",
     "num_gpus",
     "OperatorError",
     "OperatorFailedError",
@@ -75,7 +77,7 @@ __all__ = [
     "__version__",
 ]
 
-_LAZY_SUBMODULES = {"backend", "engine", "random", "resource", "storage", "testing"}
+_LAZY_SUBMODULES = {"backend", "engine", "nd", "ndarray", "random", "resource", "storage", "testing"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,102 @@
+"""``dagnet.nd``: the asynchronous NDArray and a function for every registered operator.
+
+>>> import dagnet as mx
+>>> x = mx.nd.array([[1, 2], [3, 4]])
+>>> y = x * 2 + 1            # pushed to the engine; returns at once
+>>> y.asnumpy()              # waits for the values
+array([[3., 5.],
+       [7., 9.]], dtype=float32)
+
+Every operator registered by a plugin is ``dagnet.nd.<name>`` (looked up on
+first use), with MXNet's call convention; ``nd._internal``, ``nd.op``,
+``nd.contrib`` and ``nd.linalg`` hold them under MXNet's namespaces.  The
+names below are the helpers that are not single operators.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._chunk import current_engine
+from ._creation import (
+    DEFAULT_DTYPE,
+    arange,
+    array,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    linspace,
+    ones,
+    zeros,
+)
+from ._frontend import Namespace, OpFunction, UnknownOperatorError
+from ._frontend import function as _function
+from ._invoke import PreparedCall, invoke, is_training, prepared, set_training
+from ._io import load, save
+from ._ndarray import NDArray
+from ._ufunc import (
+    add,
+    divide,
+    equal,
+    greater,
+    greater_equal,
+    hypot,
+    lesser,
+    lesser_equal,
+    logical_and,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    modulo,
+    multiply,
+    not_equal,
+    power,
+    subtract,
+    true_divide,
+)
+
+__all__ = [
+    "DEFAULT_DTYPE", "NDArray", "Namespace", "OpFunction", "PreparedCall", "UnknownOperatorError",
+    "add", "arange", "array", "concatenate", "contrib", "divide", "empty", "equal", "eye",
+    "from_numpy", "full", "greater",
+    "greater_equal", "hypot", "invoke", "is_training", "lesser", "lesser_equal", "linalg",
+    "linspace", "load", "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "modulo",
+    "multiply", "not_equal", "ones", "op", "power", "prepared", "save", "set_training",
+    "subtract", "true_divide", "waitall", "zeros",
+]
+
+_internal = Namespace("_internal")
+op = Namespace("op")
+contrib = Namespace("contrib", "_contrib_")
+linalg = Namespace("linalg", "_linalg_")
+
+
+def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) -> NDArray:
+    """MXNet's older name for ``concat(*arrays, dim=axis)`` (one array is returned as is
+    unless ``always_copy``)."""
+    if not always_copy and len(arrays) == 1:
+        return arrays[0]
+    return _function("concat")(*arrays, dim=axis)
+
+
+def waitall() -> None:
+    """Wait until every pushed operation has finished; raise the first failure not yet raised."""
+    current_engine().wait_for_all()
+
+
+def __getattr__(name: str) -> Any:
+    # Only names not defined above get here: the registered operators.  The function is
+    # kept as a module attribute so the next lookup is a plain one; it finds its operator
+    # by name at each call, so a rebuilt registry is still followed.
+    if name.startswith("__"):
+        raise AttributeError(f"module 'dagnet.ndarray' has no attribute {name!r}")
+    fn = globals()[name] = _function(name)
+    return fn
+
+
+def __dir__() -> list[str]:
+    from .. import plugins
+
+    return sorted(set(globals()) | set(plugins.ops()))

@@ -1,0 +1,222 @@
+"""What an NDArray stands on: a device record, the engine work goes to, and the
+chunk -- one storage block and the engine variable that orders every use of it.
+
+A chunk is shared by an array and all its views.  When the last of them is
+gone, the chunk asks the engine to delete its variable; the deletion runs
+after every function already pushed on the variable, and frees the block
+then (MXNet's ``NDArray::Chunk`` destructor does the same).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import sys
+import threading
+from typing import Any
+
+import numpy as np
+
+from .. import config as _config
+from .. import engine as _engine_module
+from .. import storage as _storage
+from ..context import Context
+
+__all__ = ["Device", "device_of", "current_engine", "Chunk", "new_chunk", "stream_scope"]
+
+
+class Device:
+    """Everything a device needs on the hot path, looked up once per context.
+
+    ``xp`` is the backend's array module, ``pool`` its storage pool;
+    ``numpy`` says the arrays are plain numpy arrays (views are then made
+    with the fast ``np.ndarray`` constructor).  One record per context, so
+    devices compare by identity.
+    """
+
+    __slots__ = ("ctx", "device_type", "backend", "xp", "pool", "numpy", "__weakref__")
+
+    def __init__(self, ctx: Context):
+        from ..backend import backend_for
+
+        self.ctx = ctx
+        self.device_type = ctx.device_type
+        self.backend = backend_for(ctx)  # raises for a device that cannot run here
+        self.xp = self.backend.xp
+        self.pool = _storage.manager().pool(ctx)
+        self.numpy = self.xp is np
+
+    def __repr__(self) -> str:
+        return f"<Device {self.ctx}>"
+
+
+_devices: dict[Context, Device] = {}
+_devices_lock = threading.Lock()
+
+
+def device_of(ctx: Context) -> Device:
+    """The device record of ``ctx`` (created on first use; raises if it cannot run)."""
+    dev = _devices.get(ctx)
+    if dev is None:
+        if not isinstance(ctx, Context):
+            from .._errors import ContextError
+
+            raise ContextError(f"expected a device context such as dagnet.cpu() or "
+                               f"dagnet.gpu(0), got {type(ctx).__name__} {ctx!r}")
+        with _devices_lock:
+            dev = _devices.get(ctx)
+            if dev is None:
+                dev = _devices[ctx] = Device(ctx)
+    return dev
+
+
+# -- the engine, without re-reading the configuration on every call --------------
+#
+# ``dagnet.engine.current()`` consults config (scopes, environment) on every call,
+# which costs more than a small operator.  The answer can only change when a
+# ``config.set`` scope is entered or left or a global value is set, so it is kept
+# until the innermost scope or the global engine value changes.  (Changing
+# DAGNET_ENGINE in os.environ after the first array operation is not noticed.)
+_cache_scope: Any = object()
+_cache_global: Any = object()
+_cache_engine: Any = None
+
+
+def current_engine() -> Any:
+    """The engine that array work goes to now (what ``dagnet.engine.current()`` says)."""
+    global _cache_scope, _cache_global, _cache_engine
+    if _deferred and not _collecting:
+        _delete_deferred()
+    scopes = _config._scopes
+    top = scopes[-1] if scopes else None
+    value = _config._global.get("engine")
+    eng = _cache_engine
+    if top is _cache_scope and value == _cache_global and eng is not None:
+        return eng
+    eng = _engine_module.current()  # finishes the previous engine's work if it changed
+    _cache_scope, _cache_global, _cache_engine = top, value, eng
+    return eng
+
+
+@contextlib.contextmanager
+def stream_scope(run_ctx: Any):
+    """Make the engine's stream for this function current while a kernel runs.
+
+    CPU functions have no stream and skip this.  A backend stream that is a
+    context manager is entered as is; cupy streams wrapped by the CUDA backend
+    (``.stream`` with ``.device_id``) are entered with their device.
+    """
+    stream = run_ctx.stream if run_ctx is not None else None
+    if stream is None:
+        yield
+        return
+    if hasattr(stream, "__enter__"):
+        with stream:
+            yield
+        return
+    inner = getattr(stream, "stream", None)
+    device_id = getattr(stream, "device_id", None)
+    with contextlib.ExitStack() as stack:
+        if device_id is not None:
+            import cupy  # only CUDA streams look like this
+
+            stack.enter_context(cupy.cuda.Device(device_id))
+        if inner is not None and hasattr(inner, "__enter__"):
+            stack.enter_context(inner)
+        yield
+
+
+# -- chunks --------------------------------------------------------------------------
+_exiting = False
+
+# Chunks that the cyclic garbage collector finalizes are not deleted there: a
+# collection can start at any allocation, including inside the storage pool's or
+# a resource's lock, and on the naive engine the deletion (and the free) would run
+# inline and take that lock again.  They wait here until the next array operation
+# or wait, which are safe points.
+_deferred: list[tuple[Any, Device, Any]] = []
+_collecting = False
+
+
+def _gc_phase(phase: str, info: dict) -> None:
+    global _collecting
+    _collecting = phase == "start"
+
+
+gc.callbacks.append(_gc_phase)
+
+
+def _delete_deferred() -> None:
+    while _deferred:
+        try:
+            var, dev, handle = _deferred.pop()
+        except IndexError:  # another thread took the last one
+            return
+        eng = _cache_engine if _cache_engine is not None else _engine_module.current()
+        eng.delete_var(var, dev.ctx, _freer(dev.pool, handle))
+
+
+def _mark_exiting() -> None:
+    # Registered after the engine's own exit hook, so it runs first: from here on a
+    # dying chunk just drops its block (the process is ending) instead of pushing
+    # work to an engine that is shutting down.
+    global _exiting
+    _exiting = True
+
+
+atexit.register(_mark_exiting)
+
+
+def _freer(pool: Any, handle: Any):
+    def free(run_ctx: Any) -> None:
+        pool.free(handle)
+
+    return free
+
+
+class Chunk:
+    """One storage block and its engine variable, shared by an array and its views.
+
+    ``nbytes`` is the size the arrays use (the block may be larger: its pool
+    bucket).  ``dev`` is the :class:`Device` the block lives on.
+    """
+
+    __slots__ = ("handle", "var", "dev", "nbytes", "__weakref__")
+
+    def __init__(self, handle: Any, var: Any, dev: Device, nbytes: int):
+        self.handle = handle
+        self.var = var
+        self.dev = dev
+        self.nbytes = nbytes
+
+    @property
+    def ctx(self) -> Context:
+        return self.dev.ctx
+
+    def __del__(self) -> None:
+        handle = getattr(self, "handle", None)
+        if handle is None or _exiting:
+            return
+        self.handle = None
+        if _collecting:
+            _deferred.append((self.var, self.dev, handle))
+            return
+        try:
+            # The engine the array's work went to (the cached one): a dying chunk must not
+            # switch engines, which waits for work -- it may die inside an engine function.
+            eng = _cache_engine if _cache_engine is not None else current_engine()
+            eng.delete_var(self.var, self.dev.ctx, _freer(self.dev.pool, handle))
+        except Exception:  # at interpreter teardown modules are half gone: drop it
+            if not sys.is_finalizing():
+                raise
+
+    def __repr__(self) -> str:
+        return f"<Chunk {self.nbytes}B on {self.dev.ctx} var={self.var.name}>"
+
+
+def new_chunk(nbytes: int, dev: Device, eng: Any | None = None) -> Chunk:
+    """A chunk of ``nbytes`` on ``dev`` with a fresh engine variable."""
+    handle = dev.pool.alloc(nbytes)
+    var = (eng or current_engine()).new_var()
+    return Chunk(handle, var, dev, nbytes)

@@ -1,0 +1,172 @@
+"""Creating arrays: ``array``, ``empty``, ``zeros``, ``ones``, ``full``, ``arange``.
+
+As in MXNet 1.x the default dtype is float32 -- also for ``array`` of a
+numpy array or a list of integers (only an NDArray source keeps its dtype).
+The values are written by a function pushed to the engine, so creation is
+ordered like every other write; the source is copied at the call, so
+changing it afterwards does not change the array.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._errors import ContextError
+from ..context import Context, current_context
+from ._chunk import device_of
+from ._invoke import assign, push_copy
+from ._ndarray import NDArray, new_array
+
+__all__ = ["array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye", "from_numpy",
+           "parse_context", "DEFAULT_DTYPE"]
+
+DEFAULT_DTYPE = np.dtype(np.float32)  # MXNet's mx_real_t
+
+_CONTEXT_TEXT = re.compile(r"^\s*([A-Za-z_][\w]*)\s*\(\s*(\d+)\s*\)\s*$")
+
+
+def parse_context(value: Any) -> Context:
+    """A Context from a Context or its text (``'cpu(0)'``, ``'gpu(1)'``, ``'cpu'``)."""
+    if isinstance(value, Context):
+        return value
+    if isinstance(value, str):
+        match = _CONTEXT_TEXT.match(value)
+        if match:
+            return Context(match.group(1), int(match.group(2)))
+        if value.strip().isidentifier():
+            return Context(value.strip(), 0)
+    raise ContextError(f"expected a device context such as dagnet.cpu() or 'gpu(0)', got "
+                       f"{type(value).__name__} {value!r}")
+
+
+def _ctx(ctx: Any) -> Context:
+    return current_context() if ctx is None else parse_context(ctx)
+
+
+def _shape(shape: Any) -> tuple[int, ...]:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    try:
+        dims = tuple(int(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"a shape must be an int or a sequence of ints, got {shape!r}") from None
+    if any(d < 0 for d in dims):
+        raise ValueError(f"negative dimensions are not allowed: {dims}")
+    return dims
+
+
+def _dtype(dtype: Any) -> np.dtype:
+    return DEFAULT_DTYPE if dtype is None else np.dtype(dtype)
+
+
+def _check_stype(stype: Any) -> None:
+    if stype not in (None, "default"):
+        raise ValueError(f"storage type {stype!r} is not supported; dagnet arrays are dense "
+                         f"('default')")
+
+
+def empty(shape: int | Sequence[int], ctx: Context | str | None = None, dtype: Any = None,
+          stype: str | None = None) -> NDArray:
+    """A new array whose values are not initialised (float32 unless ``dtype``)."""
+    _check_stype(stype)
+    return new_array(_shape(shape), _dtype(dtype), device_of(_ctx(ctx)))
+
+
+def full(shape: int | Sequence[int], val: Any, ctx: Context | str | None = None,
+         dtype: Any = None, out: NDArray | None = None) -> NDArray:
+    """A new array (or ``out``) filled with ``val``."""
+    if out is None:
+        out = empty(shape, ctx, dtype)
+    assign(out, val)
+    return out
+
+
+def _only_out(name: str, kwargs: dict[str, Any]) -> NDArray | None:
+    out = kwargs.pop("out", None)
+    if kwargs:
+        raise TypeError(f"{name}() got unexpected keyword argument(s) {', '.join(kwargs)}; "
+                        f"it takes shape, ctx, dtype, stype and out")
+    return out
+
+
+def zeros(shape: int | Sequence[int], ctx: Context | str | None = None, dtype: Any = None,
+          stype: str | None = None, **kwargs: Any) -> NDArray:
+    """A new array (or ``out=``) of zeros (float32 unless ``dtype``)."""
+    _check_stype(stype)
+    return full(shape, 0, ctx, dtype, _only_out("zeros", kwargs))
+
+
+def ones(shape: int | Sequence[int], ctx: Context | str | None = None, dtype: Any = None,
+         stype: str | None = None, **kwargs: Any) -> NDArray:
+    """A new array (or ``out=``) of ones (float32 unless ``dtype``)."""
+    _check_stype(stype)
+    return full(shape, 1, ctx, dtype, _only_out("ones", kwargs))
+
+
+def array(source_array: Any, ctx: Context | str | None = None, dtype: Any = None) -> NDArray:
+    """A new array holding the values of ``source_array`` (an NDArray, a numpy array, a
+    nested list or a scalar).
+
+    The dtype is ``dtype`` if given, else the source's for an NDArray, else
+    float32 -- MXNet 1.x converts numpy integer and float64 sources to float32.
+    """
+    if isinstance(source_array, NDArray):
+        dest = empty(source_array.shape, ctx if ctx is not None else source_array.context,
+                     dtype if dtype is not None else source_array._dtype)
+        push_copy(source_array, dest)
+        return dest
+    host = np.array(source_array, dtype=_dtype(dtype))  # a copy, taken now
+    if host.dtype == object:
+        raise TypeError(f"cannot make an NDArray from {type(source_array).__name__} "
+                        f"{source_array!r:.80}")
+    dest = new_array(host.shape, host.dtype, device_of(_ctx(ctx)))
+    if host.size:
+        assign(dest, host, owned=True)
+    return dest
+
+
+def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,
+           infer_range: bool | None = None, ctx: Context | str | None = None,
+           dtype: Any = None) -> NDArray:
+    """Evenly spaced values in ``[start, stop)`` by ``step``, each repeated ``repeat``
+    times (float32 unless ``dtype``); ``arange(n)`` counts from 0."""
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be 0")
+    if repeat < 1:
+        raise ValueError(f"arange: repeat must be at least 1, got {repeat}")
+    count = max(0, math.ceil((stop - start) / step))
+    values = start + step * np.arange(count, dtype=np.float64)
+    if repeat > 1:
+        values = np.repeat(values, repeat)
+    return array(values, ctx=ctx, dtype=_dtype(dtype))
+
+
+def linspace(start: float, stop: float, num: int, endpoint: bool = True,
+             ctx: Context | str | None = None, dtype: Any = None) -> NDArray:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
+    ``endpoint=False``), float32 unless ``dtype``."""
+    values = np.linspace(start, stop, int(num), endpoint=endpoint, dtype=np.float64)
+    return array(values, ctx=ctx, dtype=_dtype(dtype))
+
+
+def eye(N: int, M: int = 0, k: int = 0, ctx: Context | str | None = None,
+        dtype: Any = None) -> NDArray:
+    """An ``N x M`` matrix (``M=0``: square) with ones on diagonal ``k``."""
+    return array(np.eye(int(N), int(M) or None, int(k)), ctx=ctx, dtype=_dtype(dtype))
+
+
+def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
+    """An NDArray with the values and dtype of a numpy array.
+
+    MXNet can share the numpy buffer (``zero_copy``); dagnet arrays live in
+    the storage manager's blocks, so the values are always copied.
+    """
+    source = np.asarray(ndarray)
+    return array(source, dtype=source.dtype)

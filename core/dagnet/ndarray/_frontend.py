@@ -1,0 +1,231 @@
+"""``dagnet.nd.<op>``: a function for every registered operator, made on first use.
+
+No source is generated: each function is an :class:`OpFunction` object
+holding the operator's name, with the operator's docstring and a signature
+built from its inputs and parameters.  The call convention is MXNet's:
+
+- inputs positionally (NDArrays) or by their input names (``data=``, ``weight=``);
+- parameters as keywords, or positionally after the inputs in declaration order;
+- ``out=`` writes into existing arrays, ``name=`` is accepted and ignored
+  (it names symbols), ``ctx=`` places operators without inputs;
+- a variadic operator (``Concat``) gets its count (``num_args``) from the
+  number of inputs.
+
+Functions resolve their operator at call time, so a registry rebuilt by
+``dagnet.plugins.reset()`` is followed.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .. import plugins as _plugins
+from .._errors import OperatorError, ParamError, UnknownNameError
+from ..operator import REQUIRED, get_op
+from . import _invoke
+from ._ndarray import NDArray
+
+__all__ = ["OpFunction", "function", "call", "Namespace", "UnknownOperatorError"]
+
+
+class UnknownOperatorError(UnknownNameError, AttributeError):
+    """``dagnet.nd.<name>`` for a name no plugin registered (an ``AttributeError`` too,
+    so ``hasattr`` and ``getattr(nd, name, default)`` work)."""
+
+
+# MXNet names for operators that a registry may hold only under another name.
+_FALLBACK_NAMES = {"concat": "Concat", "split": "SliceChannel", "Stack": "stack",
+                   "flatten": "Flatten", "cast": "Cast"}
+
+
+def _resolve(name: str) -> str:
+    """The registered name to call for ``name`` (itself, or an MXNet synonym)."""
+    registry = _plugins.ops()
+    if name in registry:
+        return name
+    other = _FALLBACK_NAMES.get(name)
+    if other is not None and other in registry:
+        return other
+    try:
+        get_op(name)
+    except UnknownNameError as error:
+        raise UnknownOperatorError(f"dagnet.nd has no function {name!r}: {error}") from None
+    return name  # pragma: no cover - get_op found it after all
+
+
+def call(op_name: str, *args: Any, out: Any = None, name: str | None = None,
+         ctx: Any = None, **kwargs: Any) -> Any:
+    """Call operator ``op_name`` with MXNet's convention (see the module docstring)."""
+    entry = _invoke._entry(op_name)
+    if not kwargs and ctx is None and not entry.var_num_key:
+        for arg in args:
+            if arg.__class__ is not NDArray:
+                break
+        else:  # only NDArrays, no parameters: the common case
+            return (entry.calls.get(()) or entry.prepare({})).run(list(args), out)
+    op = entry.op
+    inputs = []
+    index = 0
+    while index < len(args) and (args[index] is None or isinstance(args[index], NDArray)):
+        if args[index] is not None:
+            inputs.append(args[index])
+        index += 1
+    if index < len(args):
+        extra = args[index:]
+        if entry.var_num_key:
+            raise TypeError(f"operator {op.name!r} takes NDArray inputs positionally and "
+                            f"parameters as keywords; got {type(extra[0]).__name__} "
+                            f"{extra[0]!r:.60} after its inputs")
+        fields = list(entry.fields)
+        if len(extra) > len(fields):
+            raise TypeError(f"operator {op.name!r} takes its inputs and at most {len(fields)} "
+                            f"positional parameter(s) ({', '.join(fields) or 'none'}); "
+                            f"got {len(extra)} after the inputs")
+        for field, value in zip(fields, extra):
+            if field in kwargs:
+                raise TypeError(f"operator {op.name!r} got parameter {field!r} both "
+                                f"positionally and as a keyword")
+            kwargs[field] = value
+    named = None
+    for key in list(kwargs):
+        value = kwargs[key]
+        if isinstance(value, NDArray):
+            named = named or {}
+            named[key] = kwargs.pop(key)
+    if ctx is not None:
+        kwargs["ctx"] = ctx
+    if named is None:
+        for key in [k for k, v in kwargs.items() if v is None and k not in entry.fields]:
+            del kwargs[key]  # an optional input passed as None (bias=None)
+        return _invoke.invoke(op_name, inputs, kwargs, out)
+    return _invoke.invoke(op_name, _place(entry, inputs, named, kwargs), kwargs, out)
+
+
+def _place(entry: Any, positional: list, named: dict, kwargs: dict) -> list:
+    """Inputs in the operator's order from positional ones and ones given by name."""
+    op = entry.op
+    params = {k: v for k, v in kwargs.items() if k != "ctx" or "ctx" in entry.fields}
+    for key in [k for k, v in params.items() if v is None and k not in entry.fields]:
+        del params[key], kwargs[key]  # optional inputs passed as None
+    if entry.var_num_key and entry.var_num_key not in params:
+        params[entry.var_num_key] = len(positional) + len(named)
+    names = entry.prepare(params).in_names
+    slots: list[Any] = [None] * len(names)
+    for i, array in enumerate(positional):
+        if i >= len(slots):
+            raise OperatorError(f"operator {op.name!r} expects {len(names)} input(s) "
+                                f"({', '.join(names)}), got more")
+        slots[i] = array
+    for key, array in named.items():
+        if key not in names:
+            raise TypeError(f"operator {op.name!r} has no input {key!r}; its inputs are "
+                            f"{', '.join(names) or 'none'}")
+        position = names.index(key)
+        if slots[position] is not None:
+            raise TypeError(f"operator {op.name!r} got input {key!r} both positionally and by "
+                            f"name")
+        slots[position] = array
+    missing = [n for n, s in zip(names, slots) if s is None]
+    if missing:
+        raise OperatorError(f"operator {op.name!r} is missing input(s) {', '.join(missing)} "
+                            f"(inputs: {', '.join(names)})")
+    return slots
+
+
+class OpFunction:
+    """The function ``dagnet.nd.<name>``: calls the registered operator ``<name>``."""
+
+    def __init__(self, name: str, target: str, doc: str):
+        self.__name__ = name
+        self.__qualname__ = name
+        self.__module__ = "dagnet.ndarray"
+        self.__doc__ = doc
+        self._target = target
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return call(self._target, *args, **kwargs)
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return _signature(get_op(self._target))
+
+    def __repr__(self) -> str:
+        return f"<function dagnet.nd.{self.__name__}>"
+
+
+def _signature(op: Any) -> inspect.Signature:
+    kind = inspect.Parameter
+    params = []
+    if op.key_var_num_args:
+        params.append(kind("data", kind.VAR_POSITIONAL))
+    else:
+        names = _input_names(op)
+        params.extend(kind(n, kind.POSITIONAL_OR_KEYWORD, default=None) for n in names)
+    after = kind.KEYWORD_ONLY if op.key_var_num_args else kind.POSITIONAL_OR_KEYWORD
+    for field_name, field in op.params.fields().items():
+        default = kind.empty if field.default is REQUIRED else field.default
+        if default is kind.empty and after is kind.POSITIONAL_OR_KEYWORD:
+            after = kind.KEYWORD_ONLY  # a required field cannot follow defaults positionally
+        params.append(kind(field_name, after, default=default))
+    params.append(kind("out", kind.KEYWORD_ONLY, default=None))
+    params.append(kind("name", kind.KEYWORD_ONLY, default=None))
+    return inspect.Signature(params)
+
+
+def _input_names(op: Any) -> list[str]:
+    """The operator's input names with default parameters (required ones left as None)."""
+    try:
+        return op.list_inputs(op.params.parse(op.name, {}))
+    except ParamError:
+        pass
+    try:
+        attrs = op.params(**{name: (None if field.required else field.default)
+                             for name, field in op.params.fields().items()})
+        return op.list_inputs(attrs)
+    except Exception:  # inputs depend on the value of a required parameter
+        return list(op.input_names) if isinstance(op.input_names, (list, tuple)) else []
+
+
+_functions: dict[str, OpFunction] = {}
+_functions_manager: Any = None
+
+
+def function(name: str) -> OpFunction:
+    """The ``dagnet.nd`` function of operator ``name`` (an :class:`UnknownOperatorError`
+    with close names when none is registered)."""
+    global _functions_manager
+    if _plugins._manager is not _functions_manager:
+        _functions.clear()
+    fn = _functions.get(name)
+    if fn is None:
+        target = _resolve(name)
+        _functions_manager = _plugins._manager
+        fn = _functions[name] = OpFunction(name, target, get_op(target).docstring())
+    return fn
+
+
+class Namespace:
+    """MXNet's operator namespaces: ``nd._internal``, ``nd.op``, ``nd.contrib``, ``nd.linalg``.
+
+    ``nd.contrib.foo`` is the operator ``_contrib_foo``; ``nd._internal`` and
+    ``nd.op`` hold every operator under its own name.
+    """
+
+    def __init__(self, name: str, prefix: str = ""):
+        self.__name__ = f"dagnet.ndarray.{name}"
+        self._prefix = prefix
+
+    def __getattr__(self, name: str) -> OpFunction:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        fn = function(self._prefix + name)
+        fn_named = OpFunction(name, fn._target, fn.__doc__ or "") if self._prefix else fn
+        return fn_named
+
+    def __dir__(self) -> list[str]:
+        prefix = self._prefix
+        return sorted(n[len(prefix):] for n in _plugins.ops() if n.startswith(prefix))
+
+    def __repr__(self) -> str:
+        return f"<namespace {self.__name__}>"
