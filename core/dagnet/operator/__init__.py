@@ -1,11 +1,15 @@
 """Operators: the :class:`Op` record, its parameters, write modes and inference
-helpers, and the lookup of registered operators by name."""
+helpers, the three ways of defining one (:class:`OpBuilder`, nnvm style;
+:class:`OperatorProperty` + :class:`Operator` through :func:`op_from_property`;
+:class:`SimpleOp` for unary and binary operators), and the lookup of
+registered operators by name."""
 
 from __future__ import annotations
 
 import difflib
 
 from .._errors import UnknownNameError
+from ._builder import OpBuilder, forward_shape, forward_type
 from ._op import (
     XP,
     Case,
@@ -22,13 +26,16 @@ from ._op import (
     shape_is_known,
 )
 from ._param import REQUIRED, DType, Field, NoParams, Params, Shape
+from ._property import Operator, OperatorProperty, op_from_property
 from ._req import ALL_REQS, OpReqType, assign
+from ._simple import GradKind, SimpleOp, SimpleOpEnv
 
 __all__ = [
-    "ALL_REQS", "Case", "DType", "Domain", "Field", "Gradient", "NoGradient", "NoParams", "Op",
-    "OpContext", "OpReqType", "Params", "REQUIRED", "Shape", "XP", "ZeroGradient", "assign",
-    "elemwise_shape", "elemwise_type", "get_op", "list_ops", "merge_dtype", "merge_shape",
-    "shape_is_known",
+    "ALL_REQS", "Case", "DType", "Domain", "Field", "GradKind", "Gradient", "NoGradient",
+    "NoParams", "Op", "OpBuilder", "OpContext", "OpReqType", "Operator", "OperatorProperty",
+    "Params", "REQUIRED", "Shape", "SimpleOp", "SimpleOpEnv", "XP", "ZeroGradient", "assign",
+    "elemwise_shape", "elemwise_type", "forward_shape", "forward_type", "get_op", "list_ops",
+    "merge_dtype", "merge_shape", "op_from_property", "shape_is_known",
 ]
 
 
