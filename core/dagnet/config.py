@@ -21,7 +21,7 @@ from typing import Any
 
 from ._errors import ConfigError
 
-__all__ = ["Key", "keys", "get", "set", "refresh", "describe"]
+__all__ = ["Key", "keys", "get", "set", "refresh", "describe", "generation"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,21 @@ _MXNET_ENGINES = {
 _lock = threading.RLock()
 _global: dict[str, Any] = {}
 _scopes: list[dict[str, Any]] = []
+_generation = 0  # bumped whenever a value is set, a scope entered or left, or refresh()
+
+
+def generation() -> int:
+    """A number that changes whenever a configured value may have changed.
+
+    Hot paths cache what they derive from config (the current engine, say) and
+    recompute only when this moves.  Environment variables are not watched.
+    """
+    return _generation
+
+
+def _bump() -> None:
+    global _generation
+    _generation += 1
 
 
 def keys() -> dict[str, Key]:
@@ -183,6 +198,7 @@ class set:  # noqa: A001 - mirrors dask.config.set
         with _lock:
             self._previous = {name: _global.get(name, _MISSING) for name in checked}
             _global.update(checked)
+            _bump()
         self._values = checked
 
     def __enter__(self) -> set:
@@ -194,6 +210,7 @@ class set:  # noqa: A001 - mirrors dask.config.set
                 else:
                     _global[name] = old
             _scopes.append(self._values)
+            _bump()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -204,6 +221,7 @@ class set:  # noqa: A001 - mirrors dask.config.set
                 if _scopes[index] is self._values:
                     del _scopes[index]
                     break
+            _bump()
 
 
 _MISSING = object()
@@ -214,6 +232,7 @@ def refresh() -> None:
     with _lock:
         _global.clear()
         _scopes.clear()
+        _bump()
 
 
 def describe() -> str:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._chunk import current_engine
+from ._chunk import current_engine, flush_graveyard
 from ._creation import (
     DEFAULT_DTYPE,
     arange,
@@ -82,7 +82,11 @@ def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) 
 
 
 def waitall() -> None:
-    """Wait until every pushed operation has finished; raise the first failure not yet raised."""
+    """Wait until every pushed operation has finished; raise the first failure not yet raised.
+
+    Storage of arrays that died before the call is back in its pool afterwards.
+    """
+    flush_graveyard()
     current_engine().wait_for_all()
 
 

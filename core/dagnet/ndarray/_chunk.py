@@ -78,24 +78,21 @@ def device_of(ctx: Context) -> Device:
 # ``config.set`` scope is entered or left or a global value is set, so it is kept
 # until the innermost scope or the global engine value changes.  (Changing
 # DAGNET_ENGINE in os.environ after the first array operation is not noticed.)
-_cache_scope: Any = object()
-_cache_global: Any = object()
+_cache_generation = -1
 _cache_engine: Any = None
 
 
 def current_engine() -> Any:
     """The engine that array work goes to now (what ``dagnet.engine.current()`` says)."""
-    global _cache_scope, _cache_global, _cache_engine
-    if _deferred and not _collecting:
-        _delete_deferred()
-    scopes = _config._scopes
-    top = scopes[-1] if scopes else None
-    value = _config._global.get("engine")
+    global _cache_generation, _cache_engine
+    if len(_graveyard) >= _GRAVEYARD_BATCH and not _collecting:
+        flush_graveyard()
+    generation = _config.generation()
     eng = _cache_engine
-    if top is _cache_scope and value == _cache_global and eng is not None:
+    if generation == _cache_generation and eng is not None:
         return eng
     eng = _engine_module.current()  # finishes the previous engine's work if it changed
-    _cache_scope, _cache_global, _cache_engine = top, value, eng
+    _cache_generation, _cache_engine = generation, eng
     return eng
 
 
@@ -130,12 +127,15 @@ def stream_scope(run_ctx: Any):
 # -- chunks --------------------------------------------------------------------------
 _exiting = False
 
-# Chunks that the cyclic garbage collector finalizes are not deleted there: a
-# collection can start at any allocation, including inside the storage pool's or
-# a resource's lock, and on the naive engine the deletion (and the free) would run
-# inline and take that lock again.  They wait here until the next array operation
-# or wait, which are safe points.
-_deferred: list[tuple[Any, Device, Any]] = []
+# A dying chunk does not push its own deletion: it joins the graveyard, and the
+# graveyard is deleted with one engine function per device once it holds
+# _GRAVEYARD_BATCH chunks, and at waitall().  One push per chunk would double
+# the engine work of `x = x + y`.  Nothing is pushed while the cyclic garbage
+# collector runs: a collection can start at any allocation, including inside
+# the storage pool's or a resource's lock, and on the naive engine the deletion
+# (and the free) would run inline and take that lock again.
+_GRAVEYARD_BATCH = 64
+_graveyard: list[tuple[Any, Device, Any]] = []
 _collecting = False
 
 
@@ -147,14 +147,20 @@ def _gc_phase(phase: str, info: dict) -> None:
 gc.callbacks.append(_gc_phase)
 
 
-def _delete_deferred() -> None:
-    while _deferred:
-        try:
-            var, dev, handle = _deferred.pop()
-        except IndexError:  # another thread took the last one
-            return
-        eng = _cache_engine if _cache_engine is not None else _engine_module.current()
-        eng.delete_var(var, dev.ctx, _freer(dev.pool, handle))
+def flush_graveyard() -> None:
+    """Delete every chunk that died since the last flush (their blocks return to the pool
+    once every function using them has run)."""
+    global _graveyard
+    dead, _graveyard = _graveyard, []
+    if not dead:
+        return
+    eng = _cache_engine if _cache_engine is not None else _engine_module.current()
+    by_device: dict[Device, list[tuple[Any, Any]]] = {}
+    for var, dev, handle in dead:
+        by_device.setdefault(dev, []).append((var, handle))
+    for dev, items in by_device.items():
+        eng.delete_vars([var for var, _ in items], dev.ctx,
+                        _freer(dev.pool, [handle for _, handle in items]))
 
 
 def _mark_exiting() -> None:
@@ -168,9 +174,10 @@ def _mark_exiting() -> None:
 atexit.register(_mark_exiting)
 
 
-def _freer(pool: Any, handle: Any):
+def _freer(pool: Any, handles: list[Any]):
     def free(run_ctx: Any) -> None:
-        pool.free(handle)
+        for handle in handles:
+            pool.free(handle)
 
     return free
 
@@ -199,17 +206,13 @@ class Chunk:
         if handle is None or _exiting:
             return
         self.handle = None
-        if _collecting:
-            _deferred.append((self.var, self.dev, handle))
-            return
-        try:
-            # The engine the array's work went to (the cached one): a dying chunk must not
-            # switch engines, which waits for work -- it may die inside an engine function.
-            eng = _cache_engine if _cache_engine is not None else current_engine()
-            eng.delete_var(self.var, self.dev.ctx, _freer(self.dev.pool, handle))
-        except Exception:  # at interpreter teardown modules are half gone: drop it
-            if not sys.is_finalizing():
-                raise
+        _graveyard.append((self.var, self.dev, handle))
+        if len(_graveyard) >= _GRAVEYARD_BATCH and not _collecting:
+            try:
+                flush_graveyard()
+            except Exception:  # at interpreter teardown modules are half gone: drop it
+                if not sys.is_finalizing():
+                    raise
 
     def __repr__(self) -> str:
         return f"<Chunk {self.nbytes}B on {self.dev.ctx} var={self.var.name}>"
