@@ -129,13 +129,17 @@ _exiting = False
 
 # A dying chunk does not push its own deletion: it joins the graveyard, and the
 # graveyard is deleted with one engine function per device once it holds
-# _GRAVEYARD_BATCH chunks, and at waitall().  One push per chunk would double
+# _GRAVEYARD_BATCH chunks or _GRAVEYARD_BYTES bytes, and at waitall().  The
+# byte bound keeps large blocks cycling through the pool while still hot in
+# cache, as numpy's own allocator would.  One push per chunk would double
 # the engine work of `x = x + y`.  Nothing is pushed while the cyclic garbage
 # collector runs: a collection can start at any allocation, including inside
 # the storage pool's or a resource's lock, and on the naive engine the deletion
 # (and the free) would run inline and take that lock again.
 _GRAVEYARD_BATCH = 64
+_GRAVEYARD_BYTES = 1 << 20
 _graveyard: list[tuple[Any, Device, Any]] = []
+_graveyard_bytes = 0
 _collecting = False
 
 
@@ -150,8 +154,8 @@ gc.callbacks.append(_gc_phase)
 def flush_graveyard() -> None:
     """Delete every chunk that died since the last flush (their blocks return to the pool
     once every function using them has run)."""
-    global _graveyard
-    dead, _graveyard = _graveyard, []
+    global _graveyard, _graveyard_bytes
+    dead, _graveyard, _graveyard_bytes = _graveyard, [], 0
     if not dead:
         return
     eng = _cache_engine if _cache_engine is not None else _engine_module.current()
@@ -206,8 +210,11 @@ class Chunk:
         if handle is None or _exiting:
             return
         self.handle = None
+        global _graveyard_bytes
         _graveyard.append((self.var, self.dev, handle))
-        if len(_graveyard) >= _GRAVEYARD_BATCH and not _collecting:
+        _graveyard_bytes += handle.size
+        if (len(_graveyard) >= _GRAVEYARD_BATCH or _graveyard_bytes >= _GRAVEYARD_BYTES) \
+                and not _collecting:
             try:
                 flush_graveyard()
             except Exception:  # at interpreter teardown modules are half gone: drop it

@@ -88,7 +88,10 @@ class Binary:
 
     ``d_lhs``/``d_rhs``: partial derivatives ``(xp, a, b) -> array or number``;
     ``head_only``: they are constants, so the backward needs only the head gradient;
-    ``zero_grad``: piecewise constant (comparisons).
+    ``zero_grad``: piecewise constant (comparisons);
+    ``ufunc``: for floating inputs and output of one dtype, the kernel calls
+    ``xp.<ufunc>(lhs, rhs, out=out)`` instead of computing a temporary and
+    copying it: half the memory traffic on large arrays.
     """
 
     forward: Fn
@@ -100,6 +103,7 @@ class Binary:
     zero_grad: bool = False
     values: Values = _floats()
     lhs_full: bool = False  # the sampler needs lhs at the broadcast (output) shape
+    ufunc: str | None = None  # xp ufunc that writes float results straight into the output
 
 
 def _div(xp, a, b):
@@ -134,16 +138,16 @@ def _logical(fn: Fn, word: str) -> Binary:
 
 
 FUNCTIONS: dict[str, Binary] = {
-    "add": Binary(lambda xp, a, b: a + b, np.add, head_only=True,
+    "add": Binary(lambda xp, a, b: a + b, np.add, head_only=True, ufunc="add",
                   d_lhs=lambda xp, a, b: 1, d_rhs=lambda xp, a, b: 1,
                   desc="Sum: ``out = lhs + rhs``.  Gradients ``dy`` and ``dy``."),
-    "sub": Binary(lambda xp, a, b: a - b, np.subtract, head_only=True,
+    "sub": Binary(lambda xp, a, b: a - b, np.subtract, head_only=True, ufunc="subtract",
                   d_lhs=lambda xp, a, b: 1, d_rhs=lambda xp, a, b: -1,
                   desc="Difference: ``out = lhs - rhs``.  Gradients ``dy`` and ``-dy``."),
-    "mul": Binary(lambda xp, a, b: a * b, np.multiply,
+    "mul": Binary(lambda xp, a, b: a * b, np.multiply, ufunc="multiply",
                   d_lhs=lambda xp, a, b: b, d_rhs=lambda xp, a, b: a,
                   desc="Product: ``out = lhs * rhs``.  Gradients ``rhs dy`` and ``lhs dy``."),
-    "div": Binary(_div, np.divide, values=_floats(rhs_away=(0.0,)),
+    "div": Binary(_div, np.divide, values=_floats(rhs_away=(0.0,)), ufunc="divide",
                   d_lhs=lambda xp, a, b: 1 / b, d_rhs=lambda xp, a, b: -a / (b * b),
                   desc="Quotient: ``out = lhs / rhs`` (integers truncate toward zero).  Gradients "
                        "``dy / rhs`` and ``-lhs dy / rhs^2``."),
@@ -158,11 +162,11 @@ FUNCTIONS: dict[str, Binary] = {
                     desc="Power: ``out = lhs ^ rhs`` (NaN for a negative base and a fractional "
                          "exponent).  Gradients ``rhs lhs^(rhs-1) dy`` and "
                          "``lhs^rhs ln(lhs) dy``."),
-    "maximum": Binary(lambda xp, a, b: xp.maximum(a, b), np.maximum, values=_apart,
+    "maximum": Binary(lambda xp, a, b: xp.maximum(a, b), np.maximum, values=_apart, ufunc="maximum",
                       d_lhs=lambda xp, a, b: a >= b, d_rhs=lambda xp, a, b: a < b,
                       desc="Element-wise maximum.  The gradient goes to lhs where lhs >= rhs (ties "
                            "included, as MXNet), to rhs elsewhere."),
-    "minimum": Binary(lambda xp, a, b: xp.minimum(a, b), np.minimum, values=_apart,
+    "minimum": Binary(lambda xp, a, b: xp.minimum(a, b), np.minimum, values=_apart, ufunc="minimum",
                       d_lhs=lambda xp, a, b: a <= b, d_rhs=lambda xp, a, b: a > b,
                       desc="Element-wise minimum.  The gradient goes to lhs where lhs <= rhs (ties "
                            "included, as MXNet), to rhs elsewhere."),
@@ -187,7 +191,12 @@ def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) ->
     """The forward record and its backward for one flavour of ``fn``."""
 
     def compute(attrs, ctx, inputs, req, outputs):
-        put(outputs[0], req[0], fn.forward(ctx.xp, inputs[0], inputs[1]))
+        out, lhs, rhs, mode = outputs[0], inputs[0], inputs[1], req[0]
+        if (fn.ufunc is not None and (mode is OpReqType.WRITE or mode is OpReqType.INPLACE)
+                and out.dtype.kind == "f" and lhs.dtype == out.dtype and rhs.dtype == out.dtype):
+            getattr(ctx.xp, fn.ufunc)(lhs, rhs, out=out)
+        else:
+            put(out, mode, fn.forward(ctx.xp, lhs, rhs))
 
     def infer_broadcast(attrs, ins, outs):
         lhs, rhs = ins
