@@ -325,6 +325,12 @@ class Engine(abc.ABC):
             writes = _unique(mutate_vars, "mutate_vars")
         if not const_vars:
             return (), writes
+        if const_vars.__class__ in (list, tuple) and len(const_vars) <= 2:
+            # The common one- and two-input operator, without building a dict.
+            if len(const_vars) == 1 or const_vars[0] is const_vars[1]:
+                first = const_vars[0]
+                return (() if first in writes else (first,)), writes
+            return tuple(v for v in const_vars if v not in writes), writes
         reads = tuple(v for v in _unique(const_vars, "const_vars") if v not in writes)
         return reads, writes
 
