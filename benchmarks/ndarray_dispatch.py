@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import argparse
 
-import dagnet
 import numpy as np
 from _common import Stats, positive, print_header, print_table, timed
+
+import dagnet
 
 TARGET_US = {"naive": 5.0, "threaded_per_device": 8.0}
 TARGET_RATIO = 1.3

@@ -15,9 +15,9 @@ from ._errors import (
     BackendUnavailableError,
     ConfigError,
     ContextError,
-    DTypeError,
     DagnetError,
     DeletedVariableError,
+    DTypeError,
     DuplicateRegistrationError,
     EngineDeadlockError,
     EngineError,
@@ -77,7 +77,16 @@ __all__ = [
     "__version__",
 ]
 
-_LAZY_SUBMODULES = {"backend", "engine", "nd", "ndarray", "random", "resource", "storage", "testing"}
+_LAZY_SUBMODULES = {
+    "backend",
+    "engine",
+    "nd",
+    "ndarray",
+    "random",
+    "resource",
+    "storage",
+    "testing",
+}
 
 
 def __getattr__(name: str) -> Any:

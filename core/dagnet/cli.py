@@ -1,4 +1,4 @@
-"""The ``dagnet`` command: ``dagnet plugins``, ``dagnet config``, ``dagnet ops``, ``dagnet check OP``."""
+"""The ``dagnet`` command: ``plugins``, ``config``, ``ops`` and ``check OP``."""
 
 from __future__ import annotations
 
@@ -20,8 +20,10 @@ def _plugins_report() -> tuple[str, bool]:
         lines.append("(autoload is off: DAGNET_DISABLE_PLUGIN_AUTOLOAD is set)")
     for info in sorted(manager.plugins.values(), key=lambda i: i.name):
         lines.append("")
-        lines.append(f"{info.name}  [{info.provider.distribution or 'no distribution'} "
-                     f"{info.provider.version or ''}]".replace(" ]", "]"))
+        lines.append(
+            f"{info.name}  [{info.provider.distribution or 'no distribution'} "
+            f"{info.provider.version or ''}]".replace(" ]", "]")
+        )
         lines.append(f"  from: {info.source}")
         if not info.registered:
             lines.append("  registered: nothing")
@@ -63,7 +65,9 @@ def _ops_report() -> str:
         if op.is_backward:
             continue
         summary = (op.description.strip().splitlines() or [""])[0]
-        lines.append(f"{name:<28} {registry.registration(name).provider.distribution or '?':<18} {summary}")
+        lines.append(
+            f"{name:<28} {registry.registration(name).provider.distribution or '?':<18} {summary}"
+        )
     lines.append(f"({len(lines)} operators, backward operators not listed)")
     return "\n".join(lines)
 
@@ -72,8 +76,11 @@ def _check(names: list[str], max_examples: int | None) -> int:
     try:
         from .testing.op_suite import check_operator
     except ImportError as error:
-        print(f"dagnet check needs the test extras ({error}); install them with "
-              f"pip install 'dagnet[test]'", file=sys.stderr)
+        print(
+            f"dagnet check needs the test extras ({error}); install them with "
+            f"pip install 'dagnet[test]'",
+            file=sys.stderr,
+        )
         return 2
     failed = 0
     for name in names:
@@ -95,15 +102,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="dagnet", description="dagnet plugin and config tools")
     parser.add_argument("--version", action="version", version=f"dagnet {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("plugins", help="list plugins, what they registered, and load errors "
-                                        "(exit status 1 when a plugin failed)")
+    commands.add_parser(
+        "plugins",
+        help="list plugins, what they registered, and load errors "
+        "(exit status 1 when a plugin failed)",
+    )
     commands.add_parser("config", help="show every configuration key and its current value")
     commands.add_parser("ops", help="list every operator with the distribution that provides it")
-    check = commands.add_parser("check", help="run the operator conformance suite on operators "
-                                              "(every available backend and engine)")
+    check = commands.add_parser(
+        "check",
+        help="run the operator conformance suite on operators (every available backend and engine)",
+    )
     check.add_argument("names", nargs="+", metavar="OP")
-    check.add_argument("--max-examples", type=int, default=None,
-                       help="hypothesis examples per backend and engine")
+    check.add_argument(
+        "--max-examples", type=int, default=None, help="hypothesis examples per backend and engine"
+    )
     args = parser.parse_args(argv)
     try:
         if args.command == "ops":

@@ -15,9 +15,17 @@ import numpy as np
 from .context import Context
 
 __all__ = [
-    "assert_almost_equal", "almost_equal", "default_context", "rand_shape_nd", "rand_shape_2d",
-    "rand_shape_3d", "rand_ndarray", "check_numeric_gradient", "check_consistency",
-    "default_rtols", "default_atols",
+    "assert_almost_equal",
+    "almost_equal",
+    "default_context",
+    "rand_shape_nd",
+    "rand_shape_2d",
+    "rand_shape_3d",
+    "rand_ndarray",
+    "check_numeric_gradient",
+    "check_consistency",
+    "default_rtols",
+    "default_atols",
 ]
 
 _RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}
@@ -55,16 +63,30 @@ def _tolerance(a: np.ndarray, b: np.ndarray, table: dict, given: float | None) -
     return max((table.get(k, table[np.dtype(np.float64)]) for k in kinds), default=0.0)
 
 
-def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
-                 equal_nan: bool = False) -> bool:
+def almost_equal(
+    a: Any, b: Any, rtol: float | None = None, atol: float | None = None, equal_nan: bool = False
+) -> bool:
     """Whether ``a`` and ``b`` agree within the tolerances (dtype defaults when None)."""
     a, b = _to_numpy(a), _to_numpy(b)
-    return bool(np.allclose(a, b, rtol=_tolerance(a, b, _RTOL, rtol),
-                            atol=_tolerance(a, b, _ATOL, atol), equal_nan=equal_nan))
+    return bool(
+        np.allclose(
+            a,
+            b,
+            rtol=_tolerance(a, b, _RTOL, rtol),
+            atol=_tolerance(a, b, _ATOL, atol),
+            equal_nan=equal_nan,
+        )
+    )
 
 
-def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
-                        names: tuple[str, str] = ("a", "b"), equal_nan: bool = False) -> None:
+def assert_almost_equal(
+    a: Any,
+    b: Any,
+    rtol: float | None = None,
+    atol: float | None = None,
+    names: tuple[str, str] = ("a", "b"),
+    equal_nan: bool = False,
+) -> None:
     """Raise AssertionError unless ``a`` and ``b`` agree elementwise within the tolerances.
 
     Accepts NDArrays, numpy arrays and scalars.  The message names both sides,
@@ -75,7 +97,9 @@ def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float |
         try:
             np.broadcast_shapes(a.shape, b.shape)
         except ValueError:
-            raise AssertionError(f"{names[0]} has shape {a.shape} but {names[1]} has {b.shape}") from None
+            raise AssertionError(
+                f"{names[0]} has shape {a.shape} but {names[1]} has {b.shape}"
+            ) from None
     rtol, atol = _tolerance(a, b, _RTOL, rtol), _tolerance(a, b, _ATOL, atol)
     if np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan):
         return
@@ -88,7 +112,8 @@ def assert_almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float |
         f"{names[0]} and {names[1]} differ beyond rtol={rtol:g}, atol={atol:g} in {bad} of "
         f"{excess.size} elements; worst at index {tuple(int(i) for i in worst)}: "
         f"{names[0]}={a64[worst]!r}, {names[1]}={b64[worst]!r}\n"
-        f"{names[0]}:\n{a}\n{names[1]}:\n{b}")
+        f"{names[0]}:\n{a}\n{names[1]}:\n{b}"
+    )
 
 
 def rand_shape_nd(num_dim: int, dim: int = 10, allow_zero_size: bool = False) -> tuple[int, ...]:
@@ -107,12 +132,19 @@ def rand_shape_3d(dim0: int = 10, dim1: int = 10, dim2: int = 10) -> tuple[int, 
     return rand_shape_2d(dim0, dim1) + (int(np.random.randint(1, dim2 + 1)),)
 
 
-def rand_ndarray(shape: Sequence[int], stype: str = "default", density: float | None = None,
-                 dtype: Any = None, ctx: Context | None = None) -> Any:
+def rand_ndarray(
+    shape: Sequence[int],
+    stype: str = "default",
+    density: float | None = None,
+    dtype: Any = None,
+    ctx: Context | None = None,
+) -> Any:
     """An NDArray of ``shape`` with values uniform in [0, 1) (only dense storage)."""
     if stype != "default":
-        raise ValueError(f"rand_ndarray: storage type {stype!r} is not supported; dagnet "
-                         f"arrays are dense (stype='default')")
+        raise ValueError(
+            f"rand_ndarray: storage type {stype!r} is not supported; dagnet "
+            f"arrays are dense (stype='default')"
+        )
     from . import ndarray
 
     values = np.random.uniform(size=shape).astype(dtype or np.float32)
@@ -125,11 +157,18 @@ def _resolve_op(op: Any) -> Any:
     return op if isinstance(op, Op) else get_op(op)
 
 
-def check_numeric_gradient(op: Any, location: Sequence[Any] | Mapping[str, Any],
-                           params: Mapping[str, Any] | None = None, numeric_eps: float | None = None,
-                           rtol: float = 1e-2, atol: float | None = None,
-                           grad_nodes: Sequence[int] | None = None, ctx: Context | None = None,
-                           dtype: Any = np.float64, seed: int | None = None) -> None:
+def check_numeric_gradient(
+    op: Any,
+    location: Sequence[Any] | Mapping[str, Any],
+    params: Mapping[str, Any] | None = None,
+    numeric_eps: float | None = None,
+    rtol: float = 1e-2,
+    atol: float | None = None,
+    grad_nodes: Sequence[int] | None = None,
+    ctx: Context | None = None,
+    dtype: Any = np.float64,
+    seed: int | None = None,
+) -> None:
     """Check an operator's gradient rule against central differences, element by element.
 
     ``location`` holds the input arrays (a list, or a dict by input name);
@@ -152,8 +191,10 @@ def check_numeric_gradient(op: Any, location: Sequence[Any] | Mapping[str, Any],
     if isinstance(location, Mapping):
         unknown = [k for k in location if k not in names]
         if unknown:
-            raise ValueError(f"check_numeric_gradient: {op.name!r} has no input {unknown[0]!r}; "
-                             f"its inputs are {', '.join(names)}")
+            raise ValueError(
+                f"check_numeric_gradient: {op.name!r} has no input {unknown[0]!r}; "
+                f"its inputs are {', '.join(names)}"
+            )
         location = [location[n] for n in names]
     dtype = np.dtype(dtype)
     inputs = [_to_numpy(x) for x in location]
@@ -174,12 +215,21 @@ def check_numeric_gradient(op: Any, location: Sequence[Any] | Mapping[str, Any],
     aux = set(op.mutated_inputs(attrs))
     targets = [i for i in range(len(inputs)) if i not in aux]
     backward = _resolve_op(op.gradient.backward)
-    grads = run_kernel(backward, attrs, [a for u in op.gradient.uses for a in parts[u]],
-                       backend=backend, engine=eng, ctx=ctx,
-                       out_shapes=[inputs[i].shape for i in targets],
-                       out_dtypes=[inputs[i].dtype for i in targets])[0]
-    nodes = grad_nodes if grad_nodes is not None else [
-        i for i in targets if np.issubdtype(inputs[i].dtype, np.floating)]
+    grads = run_kernel(
+        backward,
+        attrs,
+        [a for u in op.gradient.uses for a in parts[u]],
+        backend=backend,
+        engine=eng,
+        ctx=ctx,
+        out_shapes=[inputs[i].shape for i in targets],
+        out_dtypes=[inputs[i].dtype for i in targets],
+    )[0]
+    nodes = (
+        grad_nodes
+        if grad_nodes is not None
+        else [i for i in targets if np.issubdtype(inputs[i].dtype, np.floating)]
+    )
     for i in nodes:
         numeric = np.zeros(inputs[i].shape, np.float64)
         flat = numeric.reshape(-1)
@@ -188,24 +238,39 @@ def check_numeric_gradient(op: Any, location: Sequence[Any] | Mapping[str, Any],
             for shift in (eps, -eps):
                 moved = [a.copy() for a in inputs]
                 moved[i].reshape(-1)[j] += shift
-                values.append(sum(float(np.sum(o.astype(np.float64) * h))
-                                  for o, h in zip(forward(moved)[:visible], head)))
+                values.append(
+                    sum(
+                        float(np.sum(o.astype(np.float64) * h))
+                        for o, h in zip(forward(moved)[:visible], head)
+                    )
+                )
             flat[j] = (values[0] - values[1]) / (2 * eps)
         analytic = grads[targets.index(i)].astype(np.float64)
         try:
-            assert_almost_equal(analytic, numeric, rtol=rtol, atol=atol if atol is not None else 1e-4,
-                                names=(f"analytic gradient of {names[i]!r}",
-                                       f"numeric gradient of {names[i]!r}"))
+            assert_almost_equal(
+                analytic,
+                numeric,
+                rtol=rtol,
+                atol=atol if atol is not None else 1e-4,
+                names=(f"analytic gradient of {names[i]!r}", f"numeric gradient of {names[i]!r}"),
+            )
         except AssertionError as error:
             raise AssertionError(
                 f"check_numeric_gradient({op.name!r}) failed for input {names[i]!r} "
                 f"(dtype {dtype.name}, eps={eps:g}, seed={seed}; pass seed={seed} to reproduce):\n"
-                f"{error}\ninput {names[i]!r}:\n{inputs[i]}") from None
+                f"{error}\ninput {names[i]!r}:\n{inputs[i]}"
+            ) from None
 
 
-def check_consistency(op: Any, inputs: Sequence[Any], params: Mapping[str, Any] | None = None,
-                      ctx_list: Sequence[Context] | None = None, rtol: float | None = None,
-                      atol: float | None = None, dtype: Any = np.float32) -> list[list[np.ndarray]]:
+def check_consistency(
+    op: Any,
+    inputs: Sequence[Any],
+    params: Mapping[str, Any] | None = None,
+    ctx_list: Sequence[Context] | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    dtype: Any = np.float32,
+) -> list[list[np.ndarray]]:
     """Run an operator on every context in ``ctx_list`` (default: one per available
     backend) and assert the outputs agree with the first; returns each context's outputs."""
     from . import engine as engine_module
@@ -220,14 +285,17 @@ def check_consistency(op: Any, inputs: Sequence[Any], params: Mapping[str, Any] 
     arrays = [a.astype(dtype) if np.issubdtype(a.dtype, np.floating) else a for a in arrays]
     results = []
     for ctx in ctx_list:
-        outs = run_kernel(op, attrs, arrays, backend=backend_for(ctx),
-                          engine=engine_module.current(), ctx=ctx)[0]
+        outs = run_kernel(
+            op, attrs, arrays, backend=backend_for(ctx), engine=engine_module.current(), ctx=ctx
+        )[0]
         results.append(outs)
     for ctx, outs in zip(ctx_list[1:], results[1:]):
         for index, (got, want) in enumerate(zip(outs, results[0])):
-            assert_almost_equal(got, want, rtol=rtol, atol=atol,
-                                names=(f"{op.name} output {index} on {ctx}",
-                                       f"on {ctx_list[0]}"))
+            assert_almost_equal(
+                got,
+                want,
+                rtol=rtol,
+                atol=atol,
+                names=(f"{op.name} output {index} on {ctx}", f"on {ctx_list[0]}"),
+            )
     return results
-
-

@@ -20,6 +20,7 @@ import dagnet
 from dagnet.operator import XP, DType, Field, Op, OpReqType, Params, Shape, assign, elemwise_shape
 from dagnet.resource import ResourceRequest
 
+
 class ScalarParam(Params):
     scalar = Field(float, 1.0, "the scalar operand")
 

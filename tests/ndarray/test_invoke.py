@@ -81,7 +81,7 @@ def test_bad_calls_raise_before_pushing_and_leave_arrays_intact(pushes, index):
 
 def test_unknown_operator_suggests_close_names():
     with pytest.raises(AttributeError, match="did you mean broadcast_add"):
-        mx.nd.brodcast_add
+        _ = mx.nd.brodcast_add
     with pytest.raises(KeyError, match="did you mean broadcast_add"):
         mx.nd.invoke("brodcast_add", [mx.nd.ones(1), mx.nd.ones(1)])
     assert not hasattr(mx.nd, "no_such_operator_here")

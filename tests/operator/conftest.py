@@ -3,9 +3,10 @@ arrays, and register operators for one test."""
 
 from __future__ import annotations
 
-import dagnet
 import numpy as np
 import pytest
+
+import dagnet
 from dagnet.operator import OpContext, OpReqType
 
 

@@ -3,9 +3,10 @@ forward-only shape rules it lifts, and the errors ``build()`` raises."""
 
 from __future__ import annotations
 
-import dagnet
 import numpy as np
 import pytest
+
+import dagnet
 from dagnet._errors import OperatorError, ShapeError
 from dagnet.operator import (
     XP,

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import array_shapes, arrays
+
 from dagnet.operator import (
     Case,
     Domain,
@@ -23,9 +27,6 @@ from dagnet.operator import (
     op_from_property,
 )
 from dagnet.testing.op_suite import check_operator
-from hypothesis import given
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import array_shapes, arrays
 
 
 class QuadraticParam(Params):

@@ -4,13 +4,14 @@ operator, the field and the value."""
 
 from __future__ import annotations
 
-import dagnet
 import numpy as np
 import pytest
-from dagnet._errors import ParamError
-from dagnet.operator import REQUIRED, DType, Field, NoParams, Params, Shape
 from hypothesis import given
 from hypothesis import strategies as st
+
+import dagnet
+from dagnet._errors import ParamError
+from dagnet.operator import REQUIRED, DType, Field, NoParams, Params, Shape
 
 
 class ConvParam(Params):

@@ -4,9 +4,10 @@ operator created once per parameter set and device."""
 
 from __future__ import annotations
 
-import dagnet
 import numpy as np
 import pytest
+
+import dagnet
 from dagnet._errors import OperatorError, ShapeError
 from dagnet.context import Context
 from dagnet.engine import RunContext

@@ -4,9 +4,12 @@ resource requests — the seed's smooth_l1 example first."""
 
 from __future__ import annotations
 
-import dagnet
 import numpy as np
 import pytest
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import array_shapes, arrays
+
+import dagnet
 from dagnet._errors import OperatorError, ParamError, ShapeError
 from dagnet.operator import (
     Case,
@@ -24,8 +27,6 @@ from dagnet.operator import (
 )
 from dagnet.resource import ResourceKind
 from dagnet.testing.op_suite import check_operator
-from hypothesis import strategies as st
-from hypothesis.extra.numpy import array_shapes, arrays
 
 W, A, N, INPLACE = OpReqType.WRITE, OpReqType.ADD, OpReqType.NULL, OpReqType.INPLACE
 

@@ -9,10 +9,20 @@ from hypothesis.extra.numpy import arrays
 
 import dagnet
 from dagnet.operator import (
-    XP, Case, Domain, Field, Gradient, NoGradient, Op, OpReqType, Params, assign, elemwise_shape,
+    XP,
+    Case,
+    Domain,
+    Field,
+    Gradient,
+    NoGradient,
+    Op,
+    OpReqType,
+    Params,
+    assign,
+    elemwise_shape,
 )
-from dagnet.testing.op_suite import check_case, check_operator, missing_declarations
 from dagnet.test_utils import assert_almost_equal, check_numeric_gradient
+from dagnet.testing.op_suite import check_case, check_operator, missing_declarations
 
 
 class ScaleParam(Params):
@@ -37,13 +47,26 @@ def _cube_op(grad_factor: float = 3.0, add_bug: bool = False) -> tuple[Op, Op]:
 
     def backward(attrs, ctx, inputs, req, outputs):
         out_grad, x = inputs
-        assign(outputs[0], req[0], out_grad * grad_factor * attrs.k * x ** 2)
+        assign(outputs[0], req[0], out_grad * grad_factor * attrs.k * x**2)
 
-    fwd = Op("cube_t", params=ScaleParam, input_names=["data"], infer_shape=elemwise_shape("cube_t"),
-             compute={XP: forward}, gradient=Gradient("_backward_cube_t", ("out_grad", "in_data")),
-             inplace=[(0, 0)], domain=Domain(_sample, reference=lambda p, x: p["k"] * x ** 3))
-    bwd = Op("_backward_cube_t", params=ScaleParam, num_inputs=2, is_backward=True,
-             forward_op="cube_t", compute={XP: backward})
+    fwd = Op(
+        "cube_t",
+        params=ScaleParam,
+        input_names=["data"],
+        infer_shape=elemwise_shape("cube_t"),
+        compute={XP: forward},
+        gradient=Gradient("_backward_cube_t", ("out_grad", "in_data")),
+        inplace=[(0, 0)],
+        domain=Domain(_sample, reference=lambda p, x: p["k"] * x**3),
+    )
+    bwd = Op(
+        "_backward_cube_t",
+        params=ScaleParam,
+        num_inputs=2,
+        is_backward=True,
+        forward_op="cube_t",
+        compute={XP: backward},
+    )
     return fwd, bwd
 
 
@@ -79,8 +102,13 @@ def test_wrong_gradient_is_caught(register):
     op = dagnet.operator.get_op("cube_t")
     try:
         with pytest.raises(AssertionError, match="gradient of operator 'cube_t'"):
-            check_case(op, [np.array([[0.5, -1.0], [1.5, 2.0]])], {"k": 1.0}, backend=backend,
-                       engine=engine)
+            check_case(
+                op,
+                [np.array([[0.5, -1.0], [1.5, 2.0]])],
+                {"k": 1.0},
+                backend=backend,
+                engine=engine,
+            )
     finally:
         engine.shutdown()
 
@@ -98,8 +126,12 @@ def test_missing_declarations_are_named():
     op = Op("bare", compute={XP: lambda *a: None})
     assert any("domain" in m for m in missing_declarations(op))
     assert any("gradient" in m for m in missing_declarations(op))
-    op = Op("nograd", compute={XP: lambda *a: None}, gradient=NoGradient("integer output"),
-            domain=Domain(_sample))
+    op = Op(
+        "nograd",
+        compute={XP: lambda *a: None},
+        gradient=NoGradient("integer output"),
+        domain=Domain(_sample),
+    )
     assert missing_declarations(op) == []
 
 
@@ -117,4 +149,6 @@ def test_check_numeric_gradient_passes_correct_rule(register):
 
 def test_assert_almost_equal_names_worst_element():
     with pytest.raises(AssertionError, match=r"worst at index \(1,\)"):
-        assert_almost_equal(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.5, 3.0]), names=("got", "want"))
+        assert_almost_equal(
+            np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.5, 3.0]), names=("got", "want")
+        )

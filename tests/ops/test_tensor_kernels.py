@@ -13,10 +13,11 @@ import importlib
 
 import numpy as np
 import pytest
-from dagnet import OperatorError, ParamError, ShapeError
-from dagnet.operator import Gradient, OpContext, OpReqType, get_op
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from dagnet import OperatorError, ParamError, ShapeError
+from dagnet.operator import Gradient, OpContext, OpReqType, get_op
 
 MODULES = ["elemwise_unary", "elemwise_binary", "scalar", "reduce", "shape", "indexing", "dot",
            "sort", "creation"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -22,16 +22,28 @@ from ._param import NoParams, Params
 from ._req import ALL_REQS, OpReqType
 
 __all__ = [
-    "Op", "OpContext", "Gradient", "NoGradient", "ZeroGradient", "Domain", "Case",
-    "ShapeList", "TypeList", "XP",
-    "elemwise_shape", "elemwise_type", "merge_shape", "merge_dtype", "shape_is_known",
+    "Op",
+    "OpContext",
+    "Gradient",
+    "NoGradient",
+    "ZeroGradient",
+    "Domain",
+    "Case",
+    "ShapeList",
+    "TypeList",
+    "XP",
+    "elemwise_shape",
+    "elemwise_type",
+    "merge_shape",
+    "merge_dtype",
+    "shape_is_known",
 ]
 
 XP = "xp"  # the compute key for a kernel written once against the array module
 
-Shape = Union[tuple, None]
+Shape = tuple | None
 ShapeList = list  # list[tuple[int, ...] | None]; None or a 0 in a dim means unknown
-TypeList = list   # list[np.dtype | None]
+TypeList = list  # list[np.dtype | None]
 
 
 class OpContext:
@@ -75,7 +87,9 @@ class Gradient:
     def __post_init__(self) -> None:
         bad = [u for u in self.uses if u not in ("out_grad", "in_data", "out_data")]
         if bad:
-            raise ValueError(f"Gradient.uses items must be out_grad, in_data or out_data, got {bad}")
+            raise ValueError(
+                f"Gradient.uses items must be out_grad, in_data or out_data, got {bad}"
+            )
 
 
 @dataclass(frozen=True)
@@ -156,7 +170,9 @@ class Op:
     is_backward: bool = False
     forward_op: str | None = None
     domain: Domain | None = None
-    key_var_num_args: str | None = None  # the parameter that counts variadic inputs (Concat: num_args)
+    key_var_num_args: str | None = (
+        None  # the parameter that counts variadic inputs (Concat: num_args)
+    )
     aliases: tuple[str, ...] = ()
 
     # -- attributes as functions of the parameters ------------------------------
@@ -213,26 +229,30 @@ class Op:
         return list(self._get(self.resources, attrs))
 
     # -- inference -----------------------------------------------------------------
-    def shapes(self, attrs: Params, in_shapes: ShapeList,
-               out_shapes: ShapeList | None = None) -> tuple[ShapeList, ShapeList]:
+    def shapes(
+        self, attrs: Params, in_shapes: ShapeList, out_shapes: ShapeList | None = None
+    ) -> tuple[ShapeList, ShapeList]:
         """Run shape inference; unknown entries are None or have 0 dims."""
         n_out = self.n_outputs(attrs)
         out_shapes = list(out_shapes) if out_shapes is not None else [None] * n_out
         if self.infer_shape is None:
             raise ShapeError(f"operator {self.name!r} declares no shape inference")
         ins, outs = self.infer_shape(attrs, list(in_shapes), out_shapes)
-        return [None if s is None else tuple(int(d) for d in s) for s in ins], \
-               [None if s is None else tuple(int(d) for d in s) for s in outs]
+        return [None if s is None else tuple(int(d) for d in s) for s in ins], [
+            None if s is None else tuple(int(d) for d in s) for s in outs
+        ]
 
-    def dtypes(self, attrs: Params, in_types: TypeList,
-               out_types: TypeList | None = None) -> tuple[TypeList, TypeList]:
+    def dtypes(
+        self, attrs: Params, in_types: TypeList, out_types: TypeList | None = None
+    ) -> tuple[TypeList, TypeList]:
         """Run type inference (default: every input and output shares one dtype)."""
         n_out = self.n_outputs(attrs)
         out_types = list(out_types) if out_types is not None else [None] * n_out
         rule = self.infer_type or elemwise_type
         ins, outs = rule(attrs, list(in_types), out_types)
-        return [None if t is None else np.dtype(t) for t in ins], \
-               [None if t is None else np.dtype(t) for t in outs]
+        return [None if t is None else np.dtype(t) for t in ins], [
+            None if t is None else np.dtype(t) for t in outs
+        ]
 
     # -- kernels ---------------------------------------------------------------------
     def kernel_for(self, device_type: str) -> Compute:
@@ -242,13 +262,19 @@ class Op:
             have = ", ".join(sorted(self.compute)) or "none"
             raise OperatorError(
                 f"operator {self.name!r} has no kernel for device type {device_type!r}; "
-                f"it has kernels for: {have}")
+                f"it has kernels for: {have}"
+            )
         return kernel
 
     def docstring(self) -> str:
         """The description followed by the parameter documentation (for ``mx.nd.<op>``)."""
-        lines = [self.description.strip() or f"The {self.name} operator.", "", "Parameters", "----------"]
-        for name in (self.input_names if isinstance(self.input_names, (list, tuple)) else []):
+        lines = [
+            self.description.strip() or f"The {self.name} operator.",
+            "",
+            "Parameters",
+            "----------",
+        ]
+        for name in self.input_names if isinstance(self.input_names, (list, tuple)) else []:
             lines.append(f"{name} : NDArray\n    input")
         lines.extend(f.doc() for f in self.params.fields().values())
         if isinstance(self.gradient, NoGradient):
@@ -289,10 +315,12 @@ def merge_dtype(a: Any, b: Any, what: str) -> Any:
 
 def elemwise_shape(op_name: str) -> InferShape:
     """Every input and output has one shape (MXNet's ``ElemwiseShape``), inferred both ways."""
+
     def infer(attrs: Params, ins: ShapeList, outs: ShapeList) -> tuple[ShapeList, ShapeList]:
         merged = None
         for i, s in enumerate(ins + outs):
-            label = f"operator {op_name!r}, {'input' if i < len(ins) else 'output'} {i if i < len(ins) else i - len(ins)}"
+            side, index = ("input", i) if i < len(ins) else ("output", i - len(ins))
+            label = f"operator {op_name!r}, {side} {index}"
             merged = merge_shape(merged, s, label)
         return [merged] * len(ins), [merged] * len(outs)
 

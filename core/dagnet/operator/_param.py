@@ -47,11 +47,21 @@ class Field:
     values; ``optional=True`` admits ``None`` (written ``'None'``).
     """
 
-    def __init__(self, type: type, default: Any = REQUIRED, desc: str = "", *,
-                 low: float | None = None, high: float | None = None,
-                 choices: Iterable[Any] | None = None, optional: bool = False):
+    def __init__(
+        self,
+        type: type,
+        default: Any = REQUIRED,
+        desc: str = "",
+        *,
+        low: float | None = None,
+        high: float | None = None,
+        choices: Iterable[Any] | None = None,
+        optional: bool = False,
+    ):
         if type not in _TYPE_NAMES:
-            raise TypeError(f"Field type must be one of {', '.join(_TYPE_NAMES.values())}, got {type!r}")
+            raise TypeError(
+                f"Field type must be one of {', '.join(_TYPE_NAMES.values())}, got {type!r}"
+            )
         self.type = type
         self.default = default
         self.desc = desc
@@ -81,16 +91,20 @@ class Field:
         default = "required" if self.required else f"default={self.default!r}"
         bounds = ""
         if self.low is not None or self.high is not None:
-            bounds = f", range [{self.low if self.low is not None else '-inf'}, " \
-                     f"{self.high if self.high is not None else 'inf'}]"
+            bounds = (
+                f", range [{self.low if self.low is not None else '-inf'}, "
+                f"{self.high if self.high is not None else 'inf'}]"
+            )
         return f"{self.name} : {self.type_text()}, {default}{bounds}\n    {self.desc}"
 
     def parse(self, value: Any, op_name: str) -> Any:
         """``value`` (Python or string) converted to this field's type, or a ParamError."""
+
         def fail(why: str) -> ParamError:
             return ParamError(
                 f"operator {op_name!r}: parameter {self.name!r} = {value!r} {why} "
-                f"(expected {self.type_text()}: {self.desc or 'no description'})")
+                f"(expected {self.type_text()}: {self.desc or 'no description'})"
+            )
 
         if value is None or (isinstance(value, str) and value.strip() == "None"):
             if self.optional:
@@ -118,7 +132,9 @@ class Field:
                 if text in ("false", "0"):
                     return False
                 raise ValueError(value)
-            if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
+            if isinstance(value, (bool, np.bool_)) or (
+                isinstance(value, (int, np.integer)) and value in (0, 1)
+            ):
                 return bool(value)
             raise TypeError(value)
         if kind is int:
@@ -132,7 +148,9 @@ class Field:
         if kind is float:
             if isinstance(value, str):
                 return float(value.strip())
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, (int, float, np.number)
+            ):
                 raise TypeError(value)
             return float(value)
         if kind is str:
@@ -203,7 +221,8 @@ class Params:
         if unknown:
             known = ", ".join(cls._fields) or "none"
             raise ParamError(
-                f"operator {op_name!r} has no parameter {unknown[0]!r}; its parameters are {known}")
+                f"operator {op_name!r} has no parameter {unknown[0]!r}; its parameters are {known}"
+            )
         values = {}
         for name, field in cls._fields.items():
             if name in kwargs:
@@ -211,7 +230,8 @@ class Params:
             elif field.required:
                 raise ParamError(
                     f"operator {op_name!r} needs parameter {name!r} "
-                    f"({field.type_text()}: {field.desc or 'no description'})")
+                    f"({field.type_text()}: {field.desc or 'no description'})"
+                )
             else:
                 values[name] = field.default
         return cls(**values)

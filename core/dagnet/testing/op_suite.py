@@ -33,7 +33,11 @@ from ..context import Context
 from ..operator import Gradient, Op, OpContext, OpReqType, get_op
 
 __all__ = [
-    "check_operator", "check_case", "run_kernel", "missing_declarations", "numeric_gradient_check",
+    "check_operator",
+    "check_case",
+    "run_kernel",
+    "missing_declarations",
+    "numeric_gradient_check",
 ]
 
 
@@ -54,13 +58,24 @@ def missing_declarations(op: Op) -> list[str]:
     return missing
 
 
-def run_kernel(op: Op, attrs: Any, inputs: Sequence[np.ndarray], *, backend: Any, engine: Any,
-               ctx: Context | None = None, req: Sequence[OpReqType] | None = None,
-               initial_outputs: Sequence[np.ndarray] | None = None,
-               inplace: tuple[int, int] | None = None, is_train: bool = False,
-               out_shapes: Sequence[tuple] | None = None,
-               out_dtypes: Sequence[Any] | None = None) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Run ``op``'s kernel once through ``engine`` on ``backend``; return (outputs, inputs) on the host.
+def run_kernel(
+    op: Op,
+    attrs: Any,
+    inputs: Sequence[np.ndarray],
+    *,
+    backend: Any,
+    engine: Any,
+    ctx: Context | None = None,
+    req: Sequence[OpReqType] | None = None,
+    initial_outputs: Sequence[np.ndarray] | None = None,
+    inplace: tuple[int, int] | None = None,
+    is_train: bool = False,
+    out_shapes: Sequence[tuple] | None = None,
+    out_dtypes: Sequence[Any] | None = None,
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Run ``op``'s kernel once through ``engine`` on ``backend``.
+
+    Returns ``(outputs, inputs)`` copied to the host.
 
     Inputs come back too because an operator may mutate some (auxiliary
     states, optimizer states).  ``initial_outputs`` pre-fill the outputs
@@ -76,10 +91,13 @@ def run_kernel(op: Op, attrs: Any, inputs: Sequence[np.ndarray], *, backend: Any
         out_dtypes = out_dtypes or dtypes
     n_out = op.n_outputs(attrs)
     if initial_outputs is not None:
-        xp_outputs = [backend.from_host(np.ascontiguousarray(a), ctx.device_id) for a in initial_outputs]
+        xp_outputs = [
+            backend.from_host(np.ascontiguousarray(a), ctx.device_id) for a in initial_outputs
+        ]
     else:
-        xp_outputs = [backend.from_host(np.zeros(s, d), ctx.device_id)
-                      for s, d in zip(out_shapes, out_dtypes)]
+        xp_outputs = [
+            backend.from_host(np.zeros(s, d), ctx.device_id) for s, d in zip(out_shapes, out_dtypes)
+        ]
     if inplace is not None:
         xp_outputs[inplace[1]] = xp_inputs[inplace[0]]
     reqs = list(req) if req is not None else [OpReqType.WRITE] * n_out
@@ -90,7 +108,9 @@ def run_kernel(op: Op, attrs: Any, inputs: Sequence[np.ndarray], *, backend: Any
     var = engine.new_var(f"{op.name}-out")
 
     def compute(run_ctx):
-        kernel(attrs, OpContext(is_train, run_ctx, requested, backend.xp), xp_inputs, reqs, xp_outputs)
+        kernel(
+            attrs, OpContext(is_train, run_ctx, requested, backend.xp), xp_inputs, reqs, xp_outputs
+        )
 
     engine.push_sync(compute, ctx, mutate_vars=[var] + [r.var for r in requested], name=op.name)
     engine.wait_for_var(var)
@@ -98,7 +118,9 @@ def run_kernel(op: Op, attrs: Any, inputs: Sequence[np.ndarray], *, backend: Any
 
 
 def _as_list(value: Any) -> list[np.ndarray]:
-    return [np.asarray(v) for v in value] if isinstance(value, (list, tuple)) else [np.asarray(value)]
+    return (
+        [np.asarray(v) for v in value] if isinstance(value, (list, tuple)) else [np.asarray(value)]
+    )
 
 
 def _tolerances(dtype: np.dtype, rtol: float, atol: float) -> tuple[float, float]:
@@ -113,8 +135,16 @@ def _cast(inputs: Sequence[np.ndarray], dtype: str) -> list[np.ndarray]:
     return [a.astype(dtype) if np.issubdtype(a.dtype, np.floating) else a for a in inputs]
 
 
-def check_case(op: Op, inputs: Sequence[np.ndarray], params: dict, *, backend: Any,
-               engine: Any, dtype: str = "float64", rng: np.random.Generator | None = None) -> None:
+def check_case(
+    op: Op,
+    inputs: Sequence[np.ndarray],
+    params: dict,
+    *,
+    backend: Any,
+    engine: Any,
+    dtype: str = "float64",
+    rng: np.random.Generator | None = None,
+) -> None:
     """Check one case of ``op``: forward, write modes, in-place pairs and gradient."""
     from ..test_utils import assert_almost_equal
 
@@ -129,37 +159,74 @@ def check_case(op: Op, inputs: Sequence[np.ndarray], params: dict, *, backend: A
     if domain.reference is not None:
         expected = _as_list(domain.reference(params, *[a.copy() for a in cast]))
         for index, (got, want) in enumerate(zip(outputs[:visible], expected)):
-            assert_almost_equal(got, want.astype(got.dtype) if want.dtype != got.dtype else want,
-                                rtol=rtol, atol=atol, names=(f"{where} output {index}", "reference"))
+            assert_almost_equal(
+                got,
+                want.astype(got.dtype) if want.dtype != got.dtype else want,
+                rtol=rtol,
+                atol=atol,
+                names=(f"{where} output {index}", "reference"),
+            )
     for req in op.supported_req:
         if req in (OpReqType.WRITE, OpReqType.INPLACE):
             continue
-        initial = [rng.standard_normal(o.shape).astype(o.dtype) if np.issubdtype(o.dtype, np.floating)
-                   else np.ones(o.shape, o.dtype) for o in outputs]
-        got, _ = run_kernel(op, attrs, cast, backend=backend, engine=engine,
-                            req=[req] * len(outputs), initial_outputs=initial)
+        initial = [
+            rng.standard_normal(o.shape).astype(o.dtype)
+            if np.issubdtype(o.dtype, np.floating)
+            else np.ones(o.shape, o.dtype)
+            for o in outputs
+        ]
+        got, _ = run_kernel(
+            op,
+            attrs,
+            cast,
+            backend=backend,
+            engine=engine,
+            req=[req] * len(outputs),
+            initial_outputs=initial,
+        )
         for index in range(visible):
             want = initial[index] + outputs[index] if req is OpReqType.ADD else initial[index]
-            assert_almost_equal(got[index], want, rtol=rtol, atol=atol,
-                                names=(f"{where} output {index} with req={req.value}", "expected"))
+            assert_almost_equal(
+                got[index],
+                want,
+                rtol=rtol,
+                atol=atol,
+                names=(f"{where} output {index} with req={req.value}", "expected"),
+            )
     if OpReqType.INPLACE in op.supported_req:
         for pair in op.inplace_pairs(attrs):
             i, o = pair
             if cast[i].shape != outputs[o].shape or cast[i].dtype != outputs[o].dtype:
                 continue  # not applicable to this case (the planner would not pair them)
             got, _ = run_kernel(op, attrs, cast, backend=backend, engine=engine, inplace=pair)
-            assert_almost_equal(got[o], outputs[o], rtol=rtol, atol=atol,
-                                names=(f"{where} output {o} computed in place over input {i}", "out of place"))
+            assert_almost_equal(
+                got[o],
+                outputs[o],
+                rtol=rtol,
+                atol=atol,
+                names=(f"{where} output {o} computed in place over input {i}", "out of place"),
+            )
     if dtype == "float64" and isinstance(op.gradient, Gradient):
         numeric_gradient_check(op, attrs, cast, params, backend=backend, engine=engine, rng=rng)
 
 
-def numeric_gradient_check(op: Op, attrs: Any, inputs: Sequence[np.ndarray], params: dict, *,
-                           backend: Any, engine: Any, rng: np.random.Generator) -> None:
+def numeric_gradient_check(
+    op: Op,
+    attrs: Any,
+    inputs: Sequence[np.ndarray],
+    params: dict,
+    *,
+    backend: Any,
+    engine: Any,
+    rng: np.random.Generator,
+) -> None:
     """Compare the backward operator with central differences in a random direction (float64)."""
     domain, gradient = op.domain, op.gradient
     backward = get_op(gradient.backward)
-    inputs = [np.asarray(a, dtype=np.float64) if np.issubdtype(a.dtype, np.floating) else a for a in inputs]
+    inputs = [
+        np.asarray(a, dtype=np.float64) if np.issubdtype(a.dtype, np.floating) else a
+        for a in inputs
+    ]
     outputs, _ = run_kernel(op, attrs, inputs, backend=backend, engine=engine)
     visible = op.n_visible_outputs(attrs)
     head = [rng.standard_normal(o.shape) for o in outputs[:visible]]
@@ -167,17 +234,25 @@ def numeric_gradient_check(op: Op, attrs: Any, inputs: Sequence[np.ndarray], par
     bw_inputs = [a for use in gradient.uses for a in parts[use]]
     aux = set(op.mutated_inputs(attrs))
     grad_targets = [i for i in range(len(inputs)) if i not in aux]
-    grads, _ = run_kernel(backward, attrs, bw_inputs, backend=backend, engine=engine,
-                          out_shapes=[inputs[i].shape for i in grad_targets],
-                          out_dtypes=[inputs[i].dtype for i in grad_targets])
+    grads, _ = run_kernel(
+        backward,
+        attrs,
+        bw_inputs,
+        backend=backend,
+        engine=engine,
+        out_shapes=[inputs[i].shape for i in grad_targets],
+        out_dtypes=[inputs[i].dtype for i in grad_targets],
+    )
     differentiable = domain.differentiable
     if differentiable is None:
-        differentiable = tuple(i for i in grad_targets if np.issubdtype(inputs[i].dtype, np.floating))
+        differentiable = tuple(
+            i for i in grad_targets if np.issubdtype(inputs[i].dtype, np.floating)
+        )
     for i in differentiable:
         direction = rng.standard_normal(inputs[i].shape)
         eps = 1e-6 * max(1.0, float(np.abs(inputs[i]).max(initial=0.0)))
 
-        def loss(shift: float) -> float:
+        def loss(shift: float, i: int = i, direction: np.ndarray = direction) -> float:
             moved = list(inputs)
             moved[i] = inputs[i] + shift * direction
             outs, _ = run_kernel(op, attrs, moved, backend=backend, engine=engine)
@@ -193,11 +268,17 @@ def numeric_gradient_check(op: Op, attrs: Any, inputs: Sequence[np.ndarray], par
                 f"{backend.name}/{engine.name}: the backward op {backward.name!r} gives a "
                 f"directional derivative of {analytic!r}, central differences give {numeric!r} "
                 f"(difference {abs(numeric - analytic):.3g}, tolerance {tolerance * 10:.3g}); "
-                f"input {i} = {inputs[i]!r}")
+                f"input {i} = {inputs[i]!r}"
+            )
 
 
-def check_operator(name: str, *, backends: Sequence[str] | None = None,
-                   engines: Sequence[str] | None = None, max_examples: int | None = None) -> None:
+def check_operator(
+    name: str,
+    *,
+    backends: Sequence[str] | None = None,
+    engines: Sequence[str] | None = None,
+    max_examples: int | None = None,
+) -> None:
     """Run the conformance checks on operator ``name`` for every available backend
     and registered engine (or the ones named), with cases drawn by hypothesis.
 
@@ -207,11 +288,15 @@ def check_operator(name: str, *, backends: Sequence[str] | None = None,
     op = get_op(name)
     missing = missing_declarations(op)
     if missing:
-        raise AssertionError(f"operator {op.name!r} lacks what the conformance suite needs: "
-                             f"{'; '.join(missing)}")
+        raise AssertionError(
+            f"operator {op.name!r} lacks what the conformance suite needs: {'; '.join(missing)}"
+        )
     registry = plugins.backends()
-    chosen_backends = [registry[b] for b in backends] if backends else [
-        r.value for r in registry.registrations() if r.value.is_available]
+    chosen_backends = (
+        [registry[b] for b in backends]
+        if backends
+        else [r.value for r in registry.registrations() if r.value.is_available]
+    )
     chosen_engines = list(engines) if engines else engine_module.names()
     for backend in chosen_backends:
         for engine_name in chosen_engines:
@@ -230,11 +315,25 @@ def _run_examples(op: Op, backend: Any, eng: Any, max_examples: int | None) -> N
         case = op.domain.sample(data.draw)
         dtype = data.draw(dtypes, label="dtype")
         seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
-        check_case(op, case.inputs, case.params, backend=backend, engine=eng, dtype=dtype,
-                   rng=np.random.default_rng(seed))
+        check_case(
+            op,
+            case.inputs,
+            case.params,
+            backend=backend,
+            engine=eng,
+            dtype=dtype,
+            rng=np.random.default_rng(seed),
+        )
         if dtype != "float64":  # the gradient is always checked in float64
-            check_case(op, case.inputs, case.params, backend=backend, engine=eng,
-                       dtype="float64", rng=np.random.default_rng(seed))
+            check_case(
+                op,
+                case.inputs,
+                case.params,
+                backend=backend,
+                engine=eng,
+                dtype="float64",
+                rng=np.random.default_rng(seed),
+            )
 
     if max_examples is not None:
         examples = settings(max_examples=max_examples)(examples)

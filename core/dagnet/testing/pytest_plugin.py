@@ -29,7 +29,9 @@ def _backend_params() -> list:
     params = []
     for registration in plugins.backends().registrations():
         reason = registration.value.unavailable_reason
-        marks = [pytest.mark.skip(reason=f"backend {registration.name!r}: {reason}")] if reason else []
+        marks = (
+            [pytest.mark.skip(reason=f"backend {registration.name!r}: {reason}")] if reason else []
+        )
         params.append(pytest.param(registration.name, marks=marks, id=registration.name))
     return params
 

@@ -4,9 +4,10 @@ the design document's numbers."""
 
 from __future__ import annotations
 
-import dagnet
 import numpy as np
 import pytest
+
+import dagnet
 from dagnet.operator import OpContext, OpReqType, get_op
 from dagnet.testing.op_suite import check_operator
 

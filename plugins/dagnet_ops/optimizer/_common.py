@@ -8,7 +8,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from dagnet.operator import (
-    REQUIRED, XP, Case, Domain, Field, NoGradient, Op, Params, elemwise_shape,
+    REQUIRED,
+    XP,
+    Case,
+    Domain,
+    Field,
+    NoGradient,
+    Op,
+    Params,
+    elemwise_shape,
 )
 
 from ..nn._sampling import Draw

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
 from dagnet import ShapeError
 from dagnet.operator import XP, Op, OpReqType, Params, assign, merge_dtype, merge_shape
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
 from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params
 
 from . import _sampling as S

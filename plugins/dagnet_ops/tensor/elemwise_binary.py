@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from dagnet.operator import (
     REQUIRED,
     XP,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from dagnet import OperatorError
 from dagnet.operator import (
     REQUIRED,

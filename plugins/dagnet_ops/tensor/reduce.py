@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+
 from dagnet.operator import (
     XP,
     Case,

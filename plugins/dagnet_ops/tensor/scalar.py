@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from dagnet.operator import Case, Field, Op, Params
 
 from . import _sampling as S

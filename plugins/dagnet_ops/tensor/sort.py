@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from dagnet.operator import XP, Case, Domain, DType, Field, Gradient, Op, Params, ZeroGradient
 
 from . import _sampling as S

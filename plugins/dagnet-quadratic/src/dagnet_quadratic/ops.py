@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from dagnet.operator import (
     Case,
     Domain,
