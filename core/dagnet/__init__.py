@@ -38,6 +38,9 @@ from .plugins import hookimpl, hookspec
 __version__ = "0.1.0"
 
 __all__ = [
+    "attribute",
+    "AttrScope",
+    "autograd",
     "backend",
     "BackendUnavailableError",
     "config",
@@ -56,14 +59,22 @@ __all__ = [
     "EngineError",
     "EngineTimeoutError",
     "EngineTypeError",
+    "executor",
     "gpu",
     "hookimpl",
     "hookspec",
+    "init",
+    "initializer",
+    "io",
+    "lr_scheduler",
+    "metric",
+    "name",
     "nd",
     "ndarray",
     "num_gpus",
     "OperatorError",
     "OperatorFailedError",
+    "optimizer",
     "ParamError",
     "PluginError",
     "plugins",
@@ -73,23 +84,47 @@ __all__ = [
     "ShapeError",
     "storage",
     "StorageError",
+    "sym",
+    "symbol",
+    "test_utils",
     "UnknownNameError",
     "__version__",
 ]
 
 _LAZY_SUBMODULES = {
+    "attribute",
+    "autograd",
     "backend",
     "engine",
+    "executor",
+    "init",
+    "initializer",
+    "io",
+    "lr_scheduler",
+    "metric",
+    "name",
     "nd",
     "ndarray",
+    "optimizer",
     "random",
     "resource",
     "storage",
+    "sym",
+    "symbol",
+    "test_utils",
     "testing",
 }
 
 
+# Classes MXNet exposes at the top level, from the submodule that defines them.
+_LAZY_ATTRIBUTES = {"AttrScope": "attribute"}
+
+
 def __getattr__(name: str) -> Any:
+    if name in _LAZY_ATTRIBUTES:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_ATTRIBUTES[name]}"), name)
+        globals()[name] = value
+        return value
     if name in _LAZY_SUBMODULES:
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
@@ -98,4 +133,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _LAZY_SUBMODULES)
+    return sorted(set(globals()) | _LAZY_SUBMODULES | set(_LAZY_ATTRIBUTES))

@@ -1,0 +1,42 @@
+"""``dagnet.sym``: symbolic graphs (MXNet's ``mx.sym``).
+
+>>> import dagnet as mx
+>>> data = mx.sym.Variable("data")
+>>> net = mx.sym.FullyConnected(data, num_hidden=10, name="fc1")
+>>> net.list_arguments()
+['data', 'fc1_weight', 'fc1_bias']
+>>> net.infer_shape(data=(4, 3))[0]
+[(4, 3), (10, 3), (10,)]
+
+Every registered operator is ``dagnet.sym.<name>`` with MXNet's call
+convention and automatic names; ``Variable``/``var``, ``Group``, ``load`` and
+``load_json`` make symbols without an operator.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._compose import SymbolArgumentError
+from ._frontend import SymbolFunction
+from ._frontend import function as _function
+from ._json import SymbolFormatError, load, load_json
+from ._symbol import Group, NotImplementedForSymbol, Symbol, UnknownOutputError, Variable, var
+
+__all__ = ["Group", "NotImplementedForSymbol", "Symbol", "SymbolArgumentError",
+           "SymbolFormatError", "SymbolFunction", "UnknownOutputError", "Variable", "load",
+           "load_json", "var"]
+
+
+def __getattr__(name: str) -> Any:
+    # Only names not defined above get here: the registered operators.
+    if name.startswith("__"):
+        raise AttributeError(f"module 'dagnet.symbol' has no attribute {name!r}")
+    fn = globals()[name] = _function(name)
+    return fn
+
+
+def __dir__() -> list[str]:
+    from .. import plugins
+
+    return sorted(set(globals()) | set(plugins.ops()))
