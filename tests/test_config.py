@@ -19,6 +19,7 @@ DEFAULTS = {
     "priority_workers": 1,
     "storage_pool": "exact",
     "temp_space_copies": 4,
+    "memory_plan": True,
     "autoload_plugins": True,
 }
 

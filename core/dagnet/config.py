@@ -68,6 +68,10 @@ _KEYS: dict[str, Key] = {
             _choice("exact", "round", "unpooled")),
         Key("temp_space_copies", int, 4,
             "temp-space buffers per device handed out round-robin", _positive),
+        Key("memory_plan", bool, True,
+            "executors plan memory: outputs computed in place over inputs nothing else reads, "
+            "and inner buffers reused once their last reader ran; off gives every buffer its "
+            "own block (same results, more memory)"),
         Key("autoload_plugins", bool, True,
             "load plugins from the 'dagnet' entry points (DAGNET_DISABLE_PLUGIN_AUTOLOAD=1 "
             "turns it off as well)"),

@@ -1,8 +1,10 @@
 """MXNet's ``mx.test_utils`` for dagnet: comparisons, random inputs and gradient checks.
 
-``check_numeric_gradient`` and ``check_consistency`` take an operator (its
-name or :class:`~dagnet.operator.Op`) with input arrays and parameters;
-symbols are accepted once the symbolic front end is installed.
+``check_symbolic_forward``, ``check_symbolic_backward`` and
+``check_numeric_gradient`` take a symbol and run it through an executor, as
+MXNet's do; ``check_numeric_gradient`` and ``check_consistency`` also take an
+operator (its name or :class:`~dagnet.operator.Op`) with input arrays and
+parameters, and run its kernels directly.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ __all__ = [
     "rand_shape_3d",
     "rand_ndarray",
     "check_numeric_gradient",
+    "check_symbolic_forward",
+    "check_symbolic_backward",
     "check_consistency",
     "default_rtols",
     "default_atols",
@@ -151,13 +155,74 @@ def rand_ndarray(
     return ndarray.array(values, ctx=ctx or default_context(), dtype=values.dtype)
 
 
+def check_symbolic_forward(sym: Any, location: Any, expected: Any, rtol: float = 1e-4,
+                           atol: float | None = None, aux_states: Any = None,
+                           ctx: Context | None = None, equal_nan: bool = False,
+                           dtype: Any = np.float32) -> list[np.ndarray]:
+    """Bind ``sym`` to ``location`` (arrays in ``list_arguments`` order, or a dict by
+    name, converted to ``dtype``), run the forward pass in inference mode and
+    compare the outputs with ``expected`` (a list, or a dict by output name).
+    Returns the outputs as numpy arrays."""
+    from .testing.symbolic_checks import symbolic_forward
+
+    return symbolic_forward(sym, location, expected, rtol, atol, aux_states, ctx, equal_nan,
+                            dtype)
+
+
+def check_symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any,
+                            rtol: float = 1e-5, atol: float | None = None,
+                            aux_states: Any = None, grad_req: Any = "write",
+                            ctx: Context | None = None, grad_stypes: Any = None,
+                            equal_nan: bool = False,
+                            dtype: Any = np.float32) -> dict[str, np.ndarray]:
+    """Bind ``sym`` to ``location``, run forward (training mode) and backward with the
+    head gradients ``out_grads``, and compare the gradients with ``expected`` (a
+    list in ``list_arguments`` order or a dict by name; only those arguments get
+    gradients).  Gradient arrays start random: with ``grad_req='add'`` the
+    expected value is that start plus ``expected``, with ``'null'`` the start.
+    Returns the gradients by name as numpy arrays."""
+    from .testing.symbolic_checks import symbolic_backward
+
+    if grad_stypes not in (None, {}) and any(v != "default" for v in dict(grad_stypes).values()):
+        raise ValueError("check_symbolic_backward: dagnet arrays are dense; grad_stypes may "
+                         "only name 'default'")
+    return symbolic_backward(sym, location, out_grads, expected, rtol, atol, aux_states,
+                             grad_req, ctx, equal_nan, dtype)
+
+
 def _resolve_op(op: Any) -> Any:
     from .operator import Op, get_op
 
     return op if isinstance(op, Op) else get_op(op)
 
 
-def check_numeric_gradient(
+def check_numeric_gradient(sym_or_op: Any, location: Any, *args: Any, **kwargs: Any) -> None:
+    """Check gradients against central differences, for a symbol or for one operator.
+
+    With a :class:`~dagnet.symbol.Symbol`, MXNet's signature:
+    ``check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None,
+    rtol=1e-2, atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
+    grad_stype_dict=None, dtype=np.float32)`` -- the symbol is bound, and the
+    backward pass of the executor is compared with differences of the forward
+    pass, element by element, for the arguments in ``grad_nodes`` (default:
+    every argument; a list of names or a dict of name to ``grad_req``).
+
+    With an operator (its name or :class:`~dagnet.operator.Op`):
+    ``check_numeric_gradient(op, location, params=None, numeric_eps=None,
+    rtol=1e-2, atol=None, grad_nodes=None, ctx=None, dtype=np.float64,
+    seed=None)`` -- the operator's backward op is compared directly.
+    """
+    from .symbol import Symbol
+
+    if isinstance(sym_or_op, Symbol):
+        from .testing.symbolic_checks import check_symbol_numeric_gradient
+
+        check_symbol_numeric_gradient(sym_or_op, location, *args, **kwargs)
+    else:
+        _check_op_numeric_gradient(sym_or_op, location, *args, **kwargs)
+
+
+def _check_op_numeric_gradient(
     op: Any,
     location: Sequence[Any] | Mapping[str, Any],
     params: Mapping[str, Any] | None = None,

@@ -1,0 +1,23 @@
+"""``dagnet.executor``: symbols bound to arrays and run (MXNet's graph executor).
+
+>>> import dagnet as mx
+>>> net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=4, name="fc")
+>>> ex = net.simple_bind(mx.cpu(), data=(2, 3))
+>>> ex.forward(is_train=True)[0].shape
+(2, 4)
+>>> ex.backward(out_grads=mx.nd.ones((2, 4)))
+>>> ex.grad_dict["fc_bias"].asnumpy()
+array([2., 2., 2., 2.], dtype=float32)
+
+The executor adds the backward steps from every operator's gradient rule,
+plans memory from the operators' declarations (``dagnet.config`` key
+``memory_plan``, ``DAGNET_MEMORY_PLAN=0`` turns planning off) and pushes
+every node to the engine.
+"""
+
+from __future__ import annotations
+
+from ._bind import bind, simple_bind
+from ._executor import Executor, UnknownArgumentError
+
+__all__ = ["Executor", "UnknownArgumentError", "bind", "simple_bind"]

@@ -1,0 +1,246 @@
+"""Binding: from a symbol and shapes (``simple_bind``) or arrays (``bind``) to an
+:class:`Executor`, and ``Executor.reshape``.
+
+Shapes and dtypes of every entry come from the symbol's inference; what
+cannot be inferred, or contradicts itself, is reported before anything is
+allocated: the arguments still unknown, or the node, operator, argument and
+both shapes of an inconsistency.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._errors import ContextError, DTypeError, OperatorError, ShapeError
+from ..context import Context
+from ..ndarray import NDArray
+from ..ndarray import zeros as _zeros
+from ..ndarray._chunk import device_of
+from ..ndarray._ndarray import wrap_chunk
+from ..operator import shape_is_known
+from ._executor import Executor, UnknownArgumentError
+from ._graph import GRAD_REQS, build_graph
+
+__all__ = ["simple_bind", "bind", "reshape"]
+
+
+def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: dict | None = None,
+                group2ctx: dict | None = None, shared_exec: Executor | None = None,
+                **shapes: Any) -> Executor:
+    """Infer every shape from the argument shapes in ``shapes`` (and dtypes from
+    ``type_dict``; arguments without one default to float32, as in MXNet),
+    allocate zeroed arguments, gradients (per ``grad_req``) and auxiliary
+    states on ``ctx``, and bind them.  ``shared_exec`` lends its inner memory."""
+    dev = _device(ctx, group2ctx)
+    entry_shapes = _complete_shapes(symbol, shapes, "simple_bind")
+    if type_dict is None:
+        type_dict = {n.name: np.float32 for n in symbol._variables()[0]
+                     if "__dtype__" not in n.attr}
+    entry_dtypes = _complete_dtypes(symbol, type_dict, "simple_bind")
+    arg_nodes, aux_nodes = symbol._variables()
+    reqs = _grad_reqs(symbol, grad_req)
+
+    def allocate(node: Any) -> NDArray:
+        entry = (node, 0)
+        return _zeros(entry_shapes[entry], ctx=dev.ctx, dtype=entry_dtypes[entry])
+
+    args = [allocate(n) for n in arg_nodes]
+    grads = [None if r == "null" else allocate(n) for n, r in zip(arg_nodes, reqs)]
+    aux = [allocate(n) for n in aux_nodes]
+    return _make(symbol, dev, entry_shapes, entry_dtypes, args, grads, aux, reqs, shared_exec)
+
+
+def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
+         aux_states: Any = None, group2ctx: dict | None = None,
+         shared_exec: Executor | None = None) -> Executor:
+    """Bind ``symbol`` to given arrays: ``args`` (and ``args_grad``,
+    ``aux_states``) as lists in ``list_arguments`` (``list_auxiliary_states``)
+    order or dicts by name.  Arguments without a gradient array get none,
+    whatever ``grad_req`` says (one with ``null`` keeps its array, untouched); without
+    ``args_grad`` there is no backward pass."""
+    dev = _device(ctx, group2ctx)
+    names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
+    arg_arrays = _arrays(args, names, "args", "arguments", required=True)
+    grad_arrays = ([None] * len(names) if args_grad is None else
+                   _arrays(args_grad, names, "args_grad", "arguments", required=False))
+    aux_arrays = _arrays(aux_states if aux_states is not None else [], aux_names, "aux_states",
+                         "auxiliary states", required=True)
+    for what, arrays in (("args", arg_arrays), ("args_grad", grad_arrays),
+                         ("aux_states", aux_arrays)):
+        for name, array in zip(aux_names if what == "aux_states" else names, arrays):
+            if array is not None and array.context != dev.ctx:
+                raise ContextError(f"bind: {what} {name!r} is on {array.context} but the "
+                                   f"executor binds to {dev.ctx}; move it with "
+                                   f".as_in_context({dev.ctx})")
+    reqs = [r if g is not None else "null" for r, g in zip(_grad_reqs(symbol, grad_req),
+                                                           grad_arrays)]
+    given = {n: a.shape for n, a in zip(names + aux_names, arg_arrays + aux_arrays)}
+    entry_shapes = _complete_shapes(symbol, given, "bind")
+    for name, array, grad in zip(names, arg_arrays, grad_arrays):
+        if grad is not None and grad.shape != array.shape:
+            raise ShapeError(f"bind: the gradient array of argument {name!r} has shape "
+                             f"{grad.shape} but the argument has shape {array.shape}")
+    types = {n: a.dtype for n, a in zip(names + aux_names, arg_arrays + aux_arrays)}
+    entry_dtypes = _complete_dtypes(symbol, types, "bind")
+    return _make(symbol, dev, entry_shapes, entry_dtypes, arg_arrays, grad_arrays, aux_arrays,
+                 reqs, shared_exec)
+
+
+def reshape(executor: Executor, partial_shaping: bool, allow_up_sizing: bool,
+            shapes: dict[str, Any]) -> Executor:
+    """``executor.reshape(...)``: see :meth:`Executor.reshape`."""
+    symbol = executor._symbol
+    arg_nodes, aux_nodes = symbol._variables()
+    values, _ = symbol._infer_shape_entries(**shapes)
+    old = dict(zip([n.name for n in arg_nodes + aux_nodes],
+                   executor.arg_arrays + executor.aux_arrays))
+    hints = {n.name: old[n.name].shape for n in arg_nodes + aux_nodes
+             if n.name not in shapes and not shape_is_known(values.get((n, 0)))}
+    entry_shapes = _complete_shapes(symbol, {**hints, **shapes}, "reshape")
+
+    def resized(name: str, array: NDArray | None, new_shape: tuple) -> NDArray | None:
+        if array is None or array.shape == new_shape:
+            return array
+        if not (partial_shaping or name in shapes):
+            raise ShapeError(
+                f"reshape: the shape of {name!r} changes from {array.shape} to {new_shape} "
+                f"though it was not given, so the new executor would not share it; check the "
+                f"network, or pass partial_shaping=True if this is intended")
+        if math.prod(new_shape) > math.prod(array.shape):
+            if not allow_up_sizing:
+                raise ShapeError(
+                    f"reshape: the new shape {new_shape} of {name!r} is larger than the "
+                    f"original {array.shape}; bind the largest shapes first and reshape down, "
+                    f"or pass allow_up_sizing=True to allocate new arrays")
+            return _zeros(new_shape, ctx=array.context, dtype=array.dtype)
+        # a smaller array views the start of the original's memory, as MXNet's does
+        return wrap_chunk(array._chunk, array._offset, tuple(new_shape), array._dtype)
+
+    args = [resized(n.name, a, entry_shapes[(n, 0)])
+            for n, a in zip(arg_nodes, executor.arg_arrays)]
+    grads = [resized(n.name, g, entry_shapes[(n, 0)])
+             for n, g in zip(arg_nodes, executor.grad_arrays)]
+    aux = [resized(n.name, a, entry_shapes[(n, 0)])
+           for n, a in zip(aux_nodes, executor.aux_arrays)]
+    types = {n.name: a.dtype for n, a in zip(arg_nodes + aux_nodes, args + aux)}
+    entry_dtypes = _complete_dtypes(symbol, types, "reshape")
+    return _make(symbol, executor._dev, entry_shapes, entry_dtypes, args, grads, aux,
+                 executor._grad_reqs, executor)
+
+
+# -- helpers -------------------------------------------------------------------------
+def _make(symbol: Any, dev: Any, shapes: dict, dtypes: dict, args: list, grads: list, aux: list,
+          reqs: list[str], shared_exec: Executor | None) -> Executor:
+    graph = build_graph(symbol, shapes, dtypes, reqs)
+    return Executor(symbol, dev, graph, args, grads, aux, reqs, shared_exec)
+
+
+def _device(ctx: Any, group2ctx: dict | None) -> Any:
+    if not isinstance(ctx, Context):
+        raise ContextError(f"bind: ctx must be a device context such as dagnet.cpu(), got "
+                           f"{type(ctx).__name__} {ctx!r}")
+    others = sorted({str(c) for c in (group2ctx or {}).values() if c != ctx})
+    if others:
+        raise ContextError(f"group2ctx places node groups on {', '.join(others)}, but dagnet "
+                           f"executors run a whole graph on one device ({ctx}); bind one "
+                           f"executor per device instead")
+    return device_of(ctx)
+
+
+def _complete_shapes(symbol: Any, given: dict[str, Any], what: str) -> dict:
+    """Every entry's shape, or an error naming what stays unknown."""
+    values, deferred = symbol._infer_shape_entries(**given)
+    arg_nodes, aux_nodes = symbol._variables()
+    unknown = [n for n in arg_nodes + aux_nodes if not shape_is_known(values.get((n, 0)))]
+    if unknown:
+        known = ", ".join(f"{n.name} (inferred so far: {values.get((n, 0))})" for n in unknown)
+        by_id = {id(n): n for n in symbol._nodes()}
+        reasons = "; ".join(f"node {by_id[k].name!r} (operator {by_id[k].op.name!r}): {e}"
+                            for k, e in deferred.items() if k in by_id)
+        raise ShapeError(
+            f"{what}: cannot infer the shapes of {known}"
+            + (f"; inference stopped at {reasons}" if reasons else "")
+            + f"; give them as keyword arguments, e.g. {unknown[0].name}=(...)")
+    for node in symbol._nodes():
+        for index in range(node.num_outputs()):
+            if not shape_is_known(values.get((node, index))):
+                raise ShapeError(
+                    f"{what}: cannot infer output {node.output_names()[index]!r} of node "
+                    f"{node.name!r} (operator {node.op.name!r}) from the argument shapes "
+                    f"(inferred so far: {values.get((node, index))})")
+    return values
+
+
+def _complete_dtypes(symbol: Any, given: dict[str, Any], what: str) -> dict:
+    """Every entry's dtype; variables nothing decides default to float32 (MXNet's default)."""
+    values, _ = symbol._infer_type_entries(**given)
+    arg_nodes, aux_nodes = symbol._variables()
+    open_names = [n.name for n in arg_nodes + aux_nodes if values.get((n, 0)) is None]
+    if open_names:
+        values, _ = symbol._infer_type_entries(
+            **{**given, **{name: np.float32 for name in open_names}})
+    for node in symbol._nodes():
+        for index in range(node.num_outputs()):
+            if values.get((node, index)) is None:
+                raise DTypeError(f"{what}: cannot infer the dtype of output "
+                                 f"{node.output_names()[index]!r} of node {node.name!r}; give "
+                                 f"the argument dtypes (type_dict)")
+    return values
+
+
+def _grad_reqs(symbol: Any, grad_req: Any) -> list[str]:
+    """One of write/add/null per argument from a str, a list or a dict (missing: null)."""
+    names = symbol.list_arguments()
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(names)
+    elif isinstance(grad_req, Mapping):
+        unknown = [k for k in grad_req if k not in names]
+        if unknown:
+            raise UnknownArgumentError(f"grad_req names {unknown[0]!r}, which is not an "
+                                       f"argument; the arguments are {', '.join(names)}")
+        reqs = [grad_req.get(n, "null") for n in names]
+    elif isinstance(grad_req, Sequence):
+        reqs = list(grad_req)
+        if len(reqs) != len(names):
+            raise OperatorError(f"grad_req has {len(reqs)} entries for {len(names)} arguments "
+                                f"({', '.join(names)}); give one per argument or a dict")
+    else:
+        raise TypeError(f"grad_req must be a str, a list or a dict, got "
+                        f"{type(grad_req).__name__}")
+    for name, req in zip(names, reqs):
+        if req not in GRAD_REQS:
+            raise OperatorError(f"grad_req {req!r} for argument {name!r} is not one of "
+                                f"{', '.join(GRAD_REQS)}")
+    return reqs
+
+
+def _arrays(value: Any, names: list[str], what: str, kind: str, required: bool) -> list:
+    """``value`` (a list in order, or a dict by name) as one entry per name."""
+    if isinstance(value, Mapping):
+        extra = [k for k in value if k not in names]
+        if extra:
+            raise UnknownArgumentError(f"bind: {what} names {', '.join(map(repr, extra))}, not "
+                                       f"among the {kind} ({', '.join(names) or 'none'})")
+        arrays = [value.get(n) for n in names]
+    elif isinstance(value, (list, tuple)):
+        if len(value) != len(names):
+            raise OperatorError(f"bind: {what} has {len(value)} arrays but the symbol has "
+                                f"{len(names)} {kind} ({', '.join(names) or 'none'}); give one "
+                                f"per name in order, or a dict")
+        arrays = list(value)
+    else:
+        raise TypeError(f"bind: {what} must be a list or a dict of NDArrays, got "
+                        f"{type(value).__name__}")
+    missing = [n for n, a in zip(names, arrays) if a is None]
+    if required and missing:
+        raise OperatorError(f"bind: {what} lacks {', '.join(map(repr, missing))}; the "
+                            f"{kind} are {', '.join(names)}")
+    for name, array in zip(names, arrays):
+        if array is not None and not isinstance(array, NDArray):
+            raise TypeError(f"bind: {what} {name!r} must be an NDArray, got "
+                            f"{type(array).__name__} (convert with dagnet.nd.array)")
+    return arrays

@@ -1,0 +1,396 @@
+"""The :class:`Executor`: a symbol bound to arrays on a device (MXNet's ``GraphExecutor``).
+
+Everything a step needs is decided at bind time: the memory plan, the
+device arrays of every buffer, the kernel, parameters, write modes and
+resources of every node, and from those one engine operator per step
+(``Engine.new_operator``).  ``forward()`` and ``backward()`` are then loops
+of ``push``: each node reads its input variables and mutates its output
+variables (and resource variables), so independent branches run at once on
+the threaded engines and the naive engine gives the same results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import config as _config
+from .. import resource as _resource
+from .._errors import OperatorError, ShapeError, UnknownNameError
+from ..engine import FnProperty
+from ..ndarray import NDArray
+from ..ndarray._chunk import current_engine, new_chunk, stream_scope
+from ..ndarray._invoke import push_copy
+from ..ndarray._ndarray import _build_view, new_array, wrap_chunk
+from ..operator import OpContext, OpReqType
+from ._graph import COPY, INNER, OP, ZERO, Graph
+from ._plan import Plan, plan_memory
+
+__all__ = ["Executor", "UnknownArgumentError"]
+
+_NORMAL = FnProperty.NORMAL
+
+
+class UnknownArgumentError(UnknownNameError, TypeError):
+    """A name that is not an argument (or auxiliary state) of the bound symbol.
+
+    A ``TypeError`` as in MXNet, and a ``KeyError`` as dagnet's other unknown names."""
+
+
+class Executor:
+    """A symbol bound to arrays on one device; run it with :meth:`forward` and
+    :meth:`backward`.  Make one with ``symbol.simple_bind`` or ``symbol.bind``."""
+
+    def __init__(self, symbol: Any, dev: Any, graph: Graph, arg_arrays: list[NDArray],
+                 grad_arrays: list[NDArray | None], aux_arrays: list[NDArray],
+                 grad_reqs: list[str], shared_exec: Executor | None = None):
+        self._symbol = symbol
+        self._dev = dev
+        self._ctx = dev.ctx
+        self._graph = graph
+        self._grad_reqs = list(grad_reqs)
+        self.arg_arrays = list(arg_arrays)
+        self.grad_arrays = list(grad_arrays)
+        self.aux_arrays = list(aux_arrays)
+        self._arg_names = symbol.list_arguments()
+        self._aux_names = symbol.list_auxiliary_states()
+        self._monitor: tuple[Callable[[str, NDArray], None], bool] | None = None
+        eng = current_engine()
+        shared = shared_exec._storages if isinstance(shared_exec, Executor) else []
+        self._plan: Plan = plan_memory(graph, bool(_config.get("memory_plan")),
+                                       [c.nbytes for c in shared])
+        self._storages = list(shared[:self._plan.num_shared]) + [
+            new_chunk(max(size, 1), dev, eng) for size in self._plan.sizes[self._plan.num_shared:]]
+        self._arrays = self._buffer_arrays(eng)
+        self.outputs = [self._arrays[b] for b in graph.outputs]
+        self._heads = [None if h is None else self._arrays[h] for h in graph.heads]
+        self._operators: dict[tuple[bool, bool], list[Any]] = {}
+
+    # -- buffers ------------------------------------------------------------------
+    def _buffer_arrays(self, eng: Any) -> list[NDArray]:
+        """An NDArray for every buffer: the user's arrays for external ones, views of
+        the planned blocks for inner ones (one view per block, shape and dtype, so an
+        output computed in place is the very array of its input)."""
+        graph, dev = self._graph, self._dev
+        arrays: list[Any] = [None] * len(graph.buffers)
+        for b, array in zip(graph.args, self.arg_arrays):
+            arrays[b] = array
+        for b, array in zip(graph.aux, self.aux_arrays):
+            arrays[b] = array
+        for b, array in zip(graph.grads, self.grad_arrays):
+            if b is not None:
+                arrays[b] = array
+        views: dict[tuple, NDArray] = {}
+        for buffer in graph.buffers:
+            if arrays[buffer.index] is not None:
+                continue
+            if buffer.kind == INNER:
+                st = self._plan.storage_of[buffer.index]
+                key = (st, buffer.shape, buffer.dtype)
+                if key not in views:
+                    chunk = self._storages[st]
+                    views[key] = wrap_chunk(chunk, 0, buffer.shape, buffer.dtype, None,
+                                            _build_view(chunk, 0, buffer.shape, buffer.dtype,
+                                                        None))
+                arrays[buffer.index] = views[key]
+            else:  # outputs and head gradients: arrays of their own that outlive a call
+                array = new_array(buffer.shape, buffer.dtype, dev, eng)
+                array._xp()[...] = 0
+                arrays[buffer.index] = array
+        return arrays
+
+    # -- the steps as engine operators ---------------------------------------------------
+    def _program(self, backward: bool, is_train: bool) -> list[Any]:
+        key = (backward, is_train)
+        program = self._operators.get(key)
+        if program is None:
+            graph = self._graph
+            steps = graph.steps[graph.num_forward:] if backward else graph.steps[:graph.num_forward]
+            offset = graph.num_forward if backward else 0
+            eng = current_engine()
+            program = [self._operator(eng, offset + s, step, is_train)
+                       for s, step in enumerate(steps)]
+            self._operators[key] = program
+        return program
+
+    def _operator(self, eng: Any, index: int, step: Any, is_train: bool) -> Any:
+        arrays, dev = self._arrays, self._dev
+        ins = [arrays[b]._xp() for b in step.inputs]
+        outs = [arrays[b]._xp() for b in step.outputs]
+        writes = [arrays[b]._chunk.var for b in step.outputs]
+        writes += [arrays[b]._chunk.var for b in step.mutated]
+        if step.kind == OP:
+            requested = [_resource.request(dev.ctx, r)
+                         for r in step.op.resource_requests(step.attrs)]
+            writes += [r.var for r in requested]
+            reqs = [OpReqType.INPLACE if (index, p) in self._plan.inplace else req
+                    for p, req in enumerate(step.reqs)]
+            fn = _kernel_fn(step.op.kernel_for(dev.device_type), step.attrs, is_train,
+                            requested, dev.xp, ins, reqs, outs)
+        else:
+            fn = _helper_fn(step.kind, ins, outs)
+        writes = _unique(writes)
+        written = {id(v) for v in writes}
+        reads = [v for v in _unique([arrays[b]._chunk.var for b in step.inputs])
+                 if id(v) not in written]
+        return eng.new_operator(fn, reads, writes, _NORMAL, step.name)
+
+    # -- running -----------------------------------------------------------------------
+    def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
+        """Run the forward pass (``is_train``: training mode, as for Dropout and
+        BatchNorm, whose moving statistics it updates).  ``kwargs`` are copied into
+        the arguments of those names first.  Returns :attr:`outputs`."""
+        if kwargs:
+            self._copy_in(kwargs)
+        eng = current_engine()
+        ctx = self._ctx
+        if self._monitor is None:
+            push = eng.push
+            for opr in self._program(False, bool(is_train)):
+                push(opr, ctx)
+        else:
+            self._monitored_forward(eng, bool(is_train))
+        return self.outputs
+
+    def _monitored_forward(self, eng: Any, is_train: bool) -> None:
+        callback, monitor_all = self._monitor
+        graph, arrays = self._graph, self._arrays
+        for step, opr in zip(graph.steps, self._program(False, is_train)):
+            eng.push(opr, self._ctx)
+            node = step.node
+            if monitor_all:
+                for name, b in zip(node.input_names(), step.inputs):
+                    callback(f"{node.name}_{name}", arrays[b])
+            visible = node.num_visible_outputs()
+            for name, b in list(zip(node.output_names(), step.outputs))[:visible]:
+                callback(name, arrays[b])
+
+    def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
+        """Run the backward pass of the last forward pass, writing (or adding, per
+        ``grad_req``) the gradients into :attr:`grad_arrays`.
+
+        ``out_grads`` are the head gradients: one per output (a list, a dict by
+        output name, or one array for a single output); loss outputs
+        (``SoftmaxOutput``, ``MakeLoss``, regression outputs) need none."""
+        graph = self._graph
+        if graph.backward_error is not None:
+            raise OperatorError(f"backward is not possible: {graph.backward_error}")
+        self._copy_heads(out_grads)
+        eng = current_engine()
+        push, ctx = eng.push, self._ctx
+        for opr in self._program(True, bool(is_train)):
+            push(opr, ctx)
+
+    def _copy_heads(self, out_grads: Any) -> None:
+        names = self._graph.output_names
+        if out_grads is None:
+            given: list[Any] = [None] * len(names)
+        elif isinstance(out_grads, Mapping):
+            unknown = [k for k in out_grads if k not in names]
+            if unknown:
+                raise UnknownNameError(f"backward: out_grads names {unknown[0]!r}, which is not "
+                                       f"an output; the outputs are {', '.join(names)}")
+            given = [out_grads.get(n) for n in names]
+        elif isinstance(out_grads, (NDArray, np.ndarray)):
+            given = [out_grads]
+        else:
+            given = list(out_grads)
+        if len(given) != len(names):
+            raise ValueError(f"backward: got {len(given)} head gradient(s) for "
+                             f"{len(names)} output(s) ({', '.join(names)})")
+        for k, head in enumerate(self._heads):
+            if head is None:
+                continue
+            value = given[k]
+            if value is None:
+                raise ValueError(
+                    f"backward: output {names[k]!r} is not a loss, so it needs a head gradient; "
+                    f"pass out_grads=[...] with one array per output (ones of the output's "
+                    f"shape back-propagate its sum), or end the network in a loss operator "
+                    f"such as SoftmaxOutput or MakeLoss")
+            if tuple(value.shape) != head.shape:
+                raise ShapeError(f"backward: the head gradient of output {names[k]!r} has shape "
+                                 f"{tuple(value.shape)} but the output has shape {head.shape}")
+        for k, head in enumerate(self._heads):
+            if head is not None:
+                _copy_into(given[k], head)
+
+    def _copy_in(self, values: Mapping[str, Any]) -> None:
+        """Copy values into the arguments of those names, after checking all of them."""
+        arg_dict = self.arg_dict
+        for name, value in values.items():
+            if name not in arg_dict:
+                raise UnknownArgumentError(
+                    f"Unknown argument {name!r}: the arguments are {', '.join(self._arg_names)}")
+            target = arg_dict[name]
+            shape = tuple(getattr(value, "shape", np.shape(value)))
+            if shape != target.shape:
+                raise ShapeError(f"Shape not match! Argument {name}, need: {target.shape}, "
+                                 f"received: {shape}")
+        for name, value in values.items():
+            _copy_into(value, arg_dict[name])
+
+    # -- the arrays by name -------------------------------------------------------------
+    @property
+    def arg_dict(self) -> dict[str, NDArray]:
+        """The argument arrays by name."""
+        return dict(zip(self._arg_names, self.arg_arrays))
+
+    @property
+    def grad_dict(self) -> dict[str, NDArray | None]:
+        """The gradient arrays by argument name (None where ``grad_req`` is ``null``)."""
+        return dict(zip(self._arg_names, self.grad_arrays))
+
+    @property
+    def aux_dict(self) -> dict[str, NDArray]:
+        """The auxiliary-state arrays by name."""
+        return dict(zip(self._aux_names, self.aux_arrays))
+
+    @property
+    def output_dict(self) -> dict[str, NDArray]:
+        """The output arrays by output name (``fc1_output``)."""
+        return dict(zip(self._graph.output_names, self.outputs))
+
+    def copy_params_from(self, arg_params: Mapping[str, Any],
+                         aux_params: Mapping[str, Any] | None = None,
+                         allow_extra_params: bool = False) -> None:
+        """Copy parameter values (NDArrays or numpy arrays, converted to each array's
+        dtype) into the arguments and auxiliary states of those names.  Names the
+        symbol lacks raise unless ``allow_extra_params``."""
+        for params, targets, what in ((arg_params, self.arg_dict, "argument"),
+                                      (aux_params or {}, self.aux_dict, "auxiliary state")):
+            for name in params:
+                if name not in targets and not allow_extra_params:
+                    raise UnknownArgumentError(
+                        f"copy_params_from: {name!r} is not an {what} of the symbol (they are "
+                        f"{', '.join(targets) or 'none'}); pass allow_extra_params=True to skip "
+                        f"names the symbol does not have")
+                if name in targets and tuple(params[name].shape) != targets[name].shape:
+                    raise ShapeError(f"copy_params_from: {what} {name!r} has shape "
+                                     f"{targets[name].shape} but the value has shape "
+                                     f"{tuple(params[name].shape)}")
+            for name, value in params.items():
+                if name in targets:
+                    _copy_into(value, targets[name])
+
+    def set_monitor_callback(self, callback: Callable[[str, NDArray], None],
+                             monitor_all: bool = False) -> None:
+        """Call ``callback(name, array)`` for every node output (and with
+        ``monitor_all`` every node input) as the forward pass pushes it.  The array
+        holds the value for work pushed from the callback (``array.norm()``) or read
+        in it (``asnumpy()`` waits); a later forward pass may reuse its memory."""
+        self._monitor = (callback, bool(monitor_all))
+
+    # -- shapes --------------------------------------------------------------------------
+    def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False,
+                **kwargs: Any) -> Executor:
+        """A new executor for new input shapes that shares this one's parameter
+        arrays and memory.  Arrays whose shape does not change are shared; arrays
+        named in ``kwargs`` (or any, with ``partial_shaping``) may change shape,
+        viewing this executor's memory when they shrink and, only with
+        ``allow_up_sizing``, getting new memory when they grow."""
+        from ._bind import reshape
+
+        return reshape(self, partial_shaping, allow_up_sizing, kwargs)
+
+    # -- introspection -------------------------------------------------------------------
+    def memory_stats(self) -> dict[str, Any]:
+        """What the memory plan gave: ``planned`` (planning was on),
+        ``intermediate_bytes`` (bytes of inner storage this executor allocated),
+        ``shared_bytes`` (inner storage borrowed from a shared executor),
+        ``blocks``, ``inner_buffers``, ``inplace`` (outputs computed in place) and
+        ``live_peak_bytes`` (the most inner bytes alive at one step: the least any
+        plan without in-place sharing could allocate)."""
+        plan = self._plan
+        return {
+            "planned": plan.enabled,
+            "intermediate_bytes": plan.allocated_bytes,
+            "shared_bytes": sum(plan.sizes[:plan.num_shared]),
+            "blocks": len(plan.sizes),
+            "inner_buffers": len(plan.storage_of),
+            "inplace": len(plan.inplace),
+            "live_peak_bytes": plan.live_peak_bytes,
+        }
+
+    def debug_str(self) -> str:
+        """The bound graph as text: every step with its buffers (shape, dtype and, for
+        inner buffers, the memory block), write modes, and the memory totals."""
+        graph, plan = self._graph, self._plan
+
+        def describe(b: int) -> str:
+            buffer = graph.buffers[b]
+            where = (f"block {plan.storage_of[b]}" if buffer.kind == INNER else buffer.kind)
+            return f"{buffer.name} {buffer.shape} {buffer.dtype.name} [{where}]"
+
+        lines = [f"Symbol outputs: {', '.join(graph.output_names)}"]
+        for s, step in enumerate(graph.steps):
+            kind = step.op.name if step.kind == OP else step.kind
+            phase = "backward" if s >= graph.num_forward else "forward"
+            lines.append(f"Step {s} ({phase}) {kind}, Name={step.name}")
+            for b in step.inputs:
+                lines.append(f"  in:  {describe(b)}")
+            for position, (b, req) in enumerate(zip(step.outputs, step.reqs)):
+                mode = "inplace" if (s, position) in plan.inplace else req.value
+                lines.append(f"  out: {describe(b)} req={mode}")
+        stats = self.memory_stats()
+        lines.append(f"Total {stats['intermediate_bytes'] / 2**20:.3f} MiB allocated for "
+                     f"{stats['inner_buffers']} inner buffers in {stats['blocks']} blocks "
+                     f"(memory_plan={'on' if plan.enabled else 'off'}, "
+                     f"{stats['inplace']} in place; live peak "
+                     f"{stats['live_peak_bytes'] / 2**20:.3f} MiB)")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return (f"<Executor of {', '.join(self._graph.output_names)} on {self._ctx}: "
+                f"{self._graph.num_forward} forward and "
+                f"{len(self._graph.steps) - self._graph.num_forward} backward steps>")
+
+
+def _unique(variables: Sequence[Any]) -> list[Any]:
+    seen: set[int] = set()
+    result = []
+    for var in variables:
+        if id(var) not in seen:
+            seen.add(id(var))
+            result.append(var)
+    return result
+
+
+def _kernel_fn(kernel: Any, attrs: Any, is_train: bool, requested: list, xp: Any, ins: list,
+               reqs: list, outs: list) -> Callable[[Any], None]:
+    def run(run_ctx: Any) -> None:
+        if run_ctx is None or run_ctx.stream is None:
+            kernel(attrs, OpContext(is_train, run_ctx, requested, xp), ins, reqs, outs)
+        else:
+            with stream_scope(run_ctx):
+                kernel(attrs, OpContext(is_train, run_ctx, requested, xp), ins, reqs, outs)
+
+    return run
+
+
+def _helper_fn(kind: str, ins: list, outs: list) -> Callable[[Any], None]:
+    out = outs[0]
+    source = ins[0] if ins else None
+
+    def run(run_ctx: Any) -> None:
+        with stream_scope(run_ctx):
+            if kind == ZERO:
+                out[...] = 0
+            elif kind == COPY:
+                out[...] = source
+            else:
+                out[...] += source
+
+    return run
+
+
+def _copy_into(value: Any, target: NDArray) -> None:
+    """Copy an NDArray (any device, converting dtype) or host values into ``target``."""
+    if isinstance(value, NDArray):
+        if value is not target:
+            push_copy(value, target)
+    else:
+        target[:] = value
+

@@ -1,0 +1,290 @@
+"""The executor's graph: the forward steps of a symbol and the backward steps its
+operators' gradient rules add, over numbered buffers.
+
+Every array the executor touches is a :class:`Buffer`: arguments, auxiliary
+states, argument gradients, head gradients and outputs are *external* (the
+user sees them); everything else is *inner* and left to the memory planner.
+A :class:`Step` reads some buffers and writes others: an operator call (a
+forward node or the backward operator of one), or a small helper that fills
+a gradient with zeros, copies a head gradient or adds a partial gradient in.
+
+Backward steps come from the gradient rules (``Gradient(backward, uses)``)
+in reverse topological order, so every consumer of an entry adds its part of
+the entry's gradient before the entry's producer reads it.  The first part
+is written, later ones are added (``req=add``) into the same buffer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..operator import Gradient, NoGradient, Op, OpReqType, ZeroGradient, get_op
+from ..symbol._node import Entry, Node
+
+__all__ = ["Buffer", "Step", "Graph", "build_graph", "GRAD_REQS", "is_loss"]
+
+GRAD_REQS = ("write", "add", "null")
+
+# buffer kinds
+ARG, AUX, GRAD, HEAD, OUTPUT, INNER = "arg", "aux", "grad", "head", "output", "inner"
+EXTERNAL = frozenset({ARG, AUX, GRAD, HEAD, OUTPUT})
+
+# step kinds
+OP, ZERO, COPY, ADD = "op", "zero", "copy", "add"
+
+_WRITE, _ADD, _NULL = OpReqType.WRITE, OpReqType.ADD, OpReqType.NULL
+
+
+@dataclass
+class Buffer:
+    """One array: its shape, dtype, kind (``arg``, ``aux``, ``grad``, ``head``,
+    ``output``, ``inner``), a name for messages, and for external kinds the
+    position in its list (arguments, auxiliary states, outputs)."""
+
+    index: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    kind: str
+    name: str
+    position: int = -1
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+@dataclass
+class Step:
+    """One pushed function: ``kind`` is ``op`` (``op`` with ``attrs`` run on
+    ``inputs`` into ``outputs`` with ``reqs``), ``zero`` (fill ``outputs[0]``),
+    ``copy`` or ``add`` (``inputs[0]`` into ``outputs[0]``).  ``mutated`` are
+    input buffers the op writes (auxiliary states); ``inplace`` the declared
+    (input position, output position) pairs that may share memory."""
+
+    kind: str
+    name: str
+    inputs: list[int]
+    outputs: list[int]
+    reqs: list[OpReqType]
+    op: Op | None = None
+    attrs: Any = None
+    node: Node | None = None
+    mutated: list[int] = field(default_factory=list)
+    inplace: list[tuple[int, int]] = field(default_factory=list)
+    backward: bool = False
+
+
+def is_loss(op: Op) -> bool:
+    """Whether ``op`` supplies its own head gradient (its backward reads no ``out_grad``)."""
+    return isinstance(op.gradient, Gradient) and "out_grad" not in op.gradient.uses
+
+
+@dataclass
+class Graph:
+    """Buffers and steps of one bound symbol: ``steps[:num_forward]`` is the forward
+    pass, the rest the backward pass.  ``heads[k]`` is the head-gradient buffer of
+    output ``k`` (None where none is needed); ``backward_error`` says why no
+    backward pass exists, when one is needed and cannot be built."""
+
+    buffers: list[Buffer]
+    steps: list[Step]
+    num_forward: int
+    args: list[int]
+    aux: list[int]
+    grads: list[int | None]
+    outputs: list[int]
+    heads: list[int | None]
+    output_names: list[str]
+    backward_error: str | None = None
+
+
+class _Builder:
+    def __init__(self, shapes: dict, dtypes: dict):
+        self.shapes = shapes
+        self.dtypes = dtypes
+        self.buffers: list[Buffer] = []
+        self.steps: list[Step] = []
+
+    def buffer(self, shape: Sequence[int], dtype: Any, kind: str, name: str,
+               position: int = -1) -> int:
+        index = len(self.buffers)
+        self.buffers.append(Buffer(index, tuple(int(d) for d in shape), np.dtype(dtype), kind,
+                                   name, position))
+        return index
+
+    def like(self, entry: Entry, kind: str, name: str, position: int = -1) -> int:
+        return self.buffer(self.shapes[entry], self.dtypes[entry], kind, name, position)
+
+
+def build_graph(symbol: Any, shapes: dict, dtypes: dict, grad_reqs: Sequence[str]) -> Graph:
+    """The buffers and steps of ``symbol`` with the entry shapes and dtypes given
+    (from inference) and one gradient request per argument."""
+    b = _Builder(shapes, dtypes)
+    nodes = symbol._nodes()
+    arg_nodes, aux_nodes = symbol._variables()
+    entry_buf: dict[Entry, int] = {}
+    args = []
+    for position, node in enumerate(arg_nodes):
+        entry_buf[(node, 0)] = b.like((node, 0), ARG, node.name, position)
+        args.append(entry_buf[(node, 0)])
+    aux = []
+    for position, node in enumerate(aux_nodes):
+        entry_buf[(node, 0)] = b.like((node, 0), AUX, node.name, position)
+        aux.append(entry_buf[(node, 0)])
+    output_names = symbol.list_outputs()
+    output_position = {}
+    for position, entry in enumerate(symbol._outputs):
+        output_position.setdefault(entry, position)
+    # forward steps
+    for node in nodes:
+        if node.op is None:
+            continue
+        names = node.output_names()
+        outs = []
+        for index in range(node.num_outputs()):
+            entry = (node, index)
+            if entry in output_position:
+                entry_buf[entry] = b.like(entry, OUTPUT, names[index], output_position[entry])
+            else:
+                entry_buf[entry] = b.like(entry, INNER, names[index])
+            outs.append(entry_buf[entry])
+        mutated = node.op.mutated_inputs(node.attrs)
+        b.steps.append(Step(OP, node.name, [entry_buf[e] for e in node.inputs], outs,
+                            [_WRITE] * len(outs), node.op, node.attrs, node,
+                            mutated=[entry_buf[node.inputs[i]] for i in mutated],
+                            inplace=_inplace_pairs(node.op, node.attrs)))
+    num_forward = len(b.steps)
+    outputs = [entry_buf[e] for e in symbol._outputs]
+    grads: list[int | None] = [None] * len(arg_nodes)
+    for position, node in enumerate(arg_nodes):
+        if grad_reqs[position] != "null":
+            grads[position] = b.like((node, 0), GRAD, node.name, position)
+    heads, error = _backward(b, nodes, arg_nodes, symbol._outputs, output_names, entry_buf,
+                             grads, grad_reqs)
+    return Graph(b.buffers, b.steps, num_forward, args, aux, grads, outputs, heads,
+                 output_names, error)
+
+
+def _inplace_pairs(op: Op, attrs: Any) -> list[tuple[int, int]]:
+    if OpReqType.INPLACE not in op.supported_req:
+        return []
+    return op.inplace_pairs(attrs)
+
+
+def _backward(b: _Builder, nodes: list[Node], arg_nodes: list[Node], head_entries: list[Entry],
+              output_names: list[str], entry_buf: dict[Entry, int], grads: list[int | None],
+              grad_reqs: Sequence[str]) -> tuple[list[int | None], str | None]:
+    """Append the backward steps; returns the head-gradient buffers and, when some
+    node on a gradient path cannot be differentiated, why."""
+    arg_position = {id(n): i for i, n in enumerate(arg_nodes)}
+    needs: dict[int, bool] = {}
+    for node in nodes:
+        if node.op is None:
+            position = arg_position.get(id(node))
+            needs[id(node)] = position is not None and grads[position] is not None
+        else:
+            aux = node.aux_inputs()
+            needs[id(node)] = any(needs[id(e[0])] for i, e in enumerate(node.inputs)
+                                  if i not in aux)
+    heads: list[int | None] = [None] * len(head_entries)
+    if not any(g is not None for g in grads):
+        return heads, None
+    grad_of: dict[Entry, int] = {}  # entry -> the buffer its gradient accumulates in
+    written: set[int] = set()  # argument gradient buffers written by some step already
+
+    def contribute(entry: Entry, step_name: str, producer: Op | None) -> tuple[int, OpReqType,
+                                                                                 int | None]:
+        """(buffer to write, req, buffer to add it into afterwards or None) for one
+        part of ``entry``'s gradient."""
+        node = entry[0]
+        position = arg_position.get(id(node)) if node.op is None else None
+        if position is not None:
+            target = grads[position]
+            first = target not in written
+            written.add(target)
+            req = _WRITE if first and grad_reqs[position] == "write" else _ADD
+        elif entry in grad_of:
+            target, req = grad_of[entry], _ADD
+        else:
+            target = grad_of[entry] = b.like(entry, INNER, f"{node.name}_grad{entry[1]}")
+            return target, _WRITE, None
+        if req is _ADD and producer is not None and _ADD not in producer.supported_req:
+            temp = b.like(entry, INNER, f"{step_name}_part")
+            return temp, _WRITE, target
+        return target, req, None
+
+    def add_part(source: int, target: int, name: str) -> None:
+        b.steps.append(Step(ADD, name, [source], [target], [_ADD], backward=True))
+
+    for k, entry in enumerate(head_entries):
+        node = entry[0]
+        if not needs[id(node)] or (node.op is not None and is_loss(node.op)):
+            continue
+        heads[k] = b.like(entry, HEAD, f"{output_names[k]}_head_grad", k)
+        if node.op is not None and entry not in grad_of:
+            grad_of[entry] = heads[k]  # the head buffer itself collects the gradient
+            continue
+        target, req, _ = contribute(entry, "head", None)
+        b.steps.append(Step(COPY if req is _WRITE else ADD, f"{output_names[k]}_head",
+                            [heads[k]], [target], [req], backward=True))
+    error = None
+    for node in reversed(nodes):
+        if node.op is None or not needs[id(node)]:
+            continue
+        rule = node.op.gradient
+        if isinstance(rule, ZeroGradient):
+            continue
+        if not isinstance(rule, Gradient):
+            reason = rule.reason if isinstance(rule, NoGradient) else "it declares no gradient"
+            error = error or (f"node {node.name!r} (operator {node.op.name!r}) is on the path "
+                              f"from an argument that needs a gradient to the outputs, and has "
+                              f"no gradient: {reason}; set grad_req='null' for the arguments "
+                              f"before it")
+            continue
+        backward = get_op(rule.backward)
+        parts = []
+        for use in rule.uses:
+            if use == "out_grad":
+                for index in range(node.num_visible_outputs()):
+                    parts.append(_gradient_buffer(b, (node, index), grad_of))
+            elif use == "in_data":
+                parts.extend(entry_buf[e] for e in node.inputs)
+            else:
+                parts.extend(entry_buf[(node, i)] for i in range(node.num_outputs()))
+        aux = node.aux_inputs()
+        name = f"{rule.backward}:{node.name}"
+        outs, reqs, adds = [], [], []
+        for index, entry in enumerate(node.inputs):
+            if index in aux:
+                continue
+            if needs[id(entry[0])]:
+                target, req, later = contribute(entry, name, backward)
+                if later is not None:
+                    adds.append((target, later))
+            else:  # the backward op writes every input's gradient: give it a place, unused
+                target, req = b.like(entry, INNER, f"{name}_unused{index}"), _NULL
+            outs.append(target)
+            reqs.append(req)
+        b.steps.append(Step(OP, name, parts, outs, reqs, backward, node.attrs, node,
+                            inplace=_inplace_pairs(backward, node.attrs), backward=True))
+        for source, target in adds:
+            add_part(source, target, f"{name}_sum")
+    for position, target in enumerate(grads):
+        if target is not None and target not in written and grad_reqs[position] == "write":
+            b.steps.append(Step(ZERO, f"{arg_nodes[position].name}_zero_grad", [], [target],
+                                [_WRITE], backward=True))
+    return heads, error
+
+
+def _gradient_buffer(b: _Builder, entry: Entry, grad_of: dict[Entry, int]) -> int:
+    """The finished gradient of ``entry``; zeros when nothing contributed to it."""
+    target = grad_of.get(entry)
+    if target is None:
+        target = grad_of[entry] = b.like(entry, INNER, f"{entry[0].name}_grad{entry[1]}")
+        b.steps.append(Step(ZERO, f"{entry[0].name}_zero_grad", [], [target], [_WRITE],
+                            backward=True))
+    return target

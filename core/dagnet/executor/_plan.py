@@ -1,0 +1,151 @@
+"""Memory planning: which storage block each inner buffer of a graph lives in.
+
+Planning follows the operators' declarations, as MXNet's ``PlanMemory`` pass:
+
+- *in place*: an output may take over the block of an input the operator
+  declares it can overwrite (``Op.inplace``), when that input is an inner
+  buffer of the same shape and dtype that nothing else reads -- no other
+  node, and no backward step (``Gradient.uses`` lists what backward reads);
+- *reuse*: a block returns to the free list once the last step reading or
+  writing its buffers has been pushed, and a later buffer takes the
+  smallest free block that fits (or grows the largest one).
+
+Reusing a block is safe because a block is one chunk with one engine
+variable: a step writing the new tenant is ordered after every earlier
+step reading the old one.  With planning off every inner buffer gets its
+own block; the results are identical either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..operator import OpReqType
+from ._graph import INNER, Graph
+
+__all__ = ["Plan", "plan_memory"]
+
+
+@dataclass
+class Plan:
+    """The plan: ``storage_of`` maps inner buffers to blocks; ``sizes[i]`` is block
+    ``i``'s byte size (the first ``num_shared`` blocks come from a shared executor);
+    ``inplace`` holds ``(step, output position)`` pairs computed in place;
+    ``live_peak_bytes`` is the most inner bytes alive at one step, the floor for
+    any plan without in-place sharing."""
+
+    enabled: bool
+    storage_of: dict[int, int] = field(default_factory=dict)
+    sizes: list[int] = field(default_factory=list)
+    num_shared: int = 0
+    inplace: set[tuple[int, int]] = field(default_factory=set)
+    live_peak_bytes: int = 0
+
+    @property
+    def allocated_bytes(self) -> int:
+        """Bytes of the blocks this plan allocates (shared blocks excluded)."""
+        return sum(self.sizes[self.num_shared:])
+
+
+def plan_memory(graph: Graph, enabled: bool, shared_sizes: Sequence[int] = ()) -> Plan:
+    """Assign every inner buffer of ``graph`` a block.  ``shared_sizes`` are the blocks
+    of an executor to share with (reused, never grown); they are used only when
+    planning is ``enabled``."""
+    buffers, steps = graph.buffers, graph.steps
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    reads: dict[int, int] = {}
+    for s, step in enumerate(steps):
+        for b in step.inputs:
+            if buffers[b].kind == INNER:
+                reads[b] = reads.get(b, 0) + 1
+        for b in (*step.inputs, *step.outputs):
+            if buffers[b].kind == INNER:
+                first.setdefault(b, s)
+                last[b] = s
+    plan = Plan(enabled, live_peak_bytes=_live_peak(buffers, first, last, len(steps)))
+    if not enabled:
+        for b in sorted(first, key=first.get):
+            plan.storage_of[b] = len(plan.sizes)
+            plan.sizes.append(buffers[b].nbytes)
+        return plan
+    plan.sizes = list(shared_sizes)
+    plan.num_shared = len(plan.sizes)
+    storage_last = [-1] * plan.num_shared
+    free = set(range(plan.num_shared))
+    ending: dict[int, list[int]] = {}
+    for b, s in last.items():
+        ending.setdefault(s, []).append(b)
+
+    def take(b: int) -> int:
+        need = buffers[b].nbytes
+        fits = [st for st in free if plan.sizes[st] >= need]
+        if fits:
+            st = min(fits, key=lambda i: plan.sizes[i])
+        else:
+            growable = [st for st in free if st >= plan.num_shared]
+            if growable:
+                st = max(growable, key=lambda i: plan.sizes[i])
+                plan.sizes[st] = need
+            else:
+                st = len(plan.sizes)
+                plan.sizes.append(need)
+                storage_last.append(-1)
+        free.discard(st)
+        return st
+
+    for s, step in enumerate(steps):
+        claimed: set[int] = set()
+        for b in step.inputs:  # an inner buffer read before any write: give it a block
+            if buffers[b].kind == INNER and b not in plan.storage_of:
+                plan.storage_of[b] = take(b)
+                storage_last[plan.storage_of[b]] = max(storage_last[plan.storage_of[b]], last[b])
+        for position, b in enumerate(step.outputs):
+            if buffers[b].kind != INNER or b in plan.storage_of:
+                continue
+            st = None
+            if step.reqs[position] is OpReqType.WRITE:
+                st = _inplace_source(step, position, b, buffers, plan, reads, last,
+                                     storage_last, claimed, s)
+            if st is None:
+                st = take(b)
+            else:
+                plan.inplace.add((s, position))
+                claimed.add(st)
+            plan.storage_of[b] = st
+            storage_last[st] = max(storage_last[st], last[b])
+        for b in ending.get(s, ()):
+            st = plan.storage_of[b]
+            if storage_last[st] == s:
+                free.add(st)
+    return plan
+
+
+def _inplace_source(step, position, b, buffers, plan, reads, last, storage_last, claimed,
+                    s) -> int | None:
+    """The block of an input that output ``position`` of ``step`` may overwrite, or None."""
+    out = buffers[b]
+    for i, o in step.inplace:
+        if o != position or i >= len(step.inputs):
+            continue
+        source = step.inputs[i]
+        src = buffers[source]
+        st = plan.storage_of.get(source)
+        if (src.kind == INNER and st is not None and st not in claimed
+                and reads.get(source) == 1 and last[source] == s and storage_last[st] == s
+                and src.shape == out.shape and src.dtype == out.dtype):
+            return st
+    return None
+
+
+def _live_peak(buffers, first: dict[int, int], last: dict[int, int], num_steps: int) -> int:
+    delta = [0] * (num_steps + 1)
+    for b, s in first.items():
+        delta[s] += buffers[b].nbytes
+        delta[last[b] + 1] -= buffers[b].nbytes
+    peak = live = 0
+    for change in delta:
+        live += change
+        peak = max(peak, live)
+    return peak
