@@ -34,7 +34,7 @@ from ._chunk import Chunk, current_engine, device_of, stream_scope
 from ._ndarray import _NUMBER, NDArray, _build_view, new_array
 
 __all__ = ["invoke", "PreparedCall", "prepared", "is_training", "set_training",
-           "binary", "unary", "assign", "push_copy", "gather", "scatter"]
+           "install_autograd", "binary", "unary", "assign", "push_copy", "gather", "scatter"]
 
 _NORMAL = FnProperty.NORMAL
 _np_ndarray = np.ndarray
@@ -43,12 +43,31 @@ _WRITE = OpReqType.WRITE
 _INPLACE = OpReqType.INPLACE
 _CACHE_LIMIT = 512  # entries per cache before it is emptied (scalars make new keys)
 
-# -- training mode (autograd hooks in here) ---------------------------------------
+# -- training mode and recording (autograd hooks in here) ---------------------------
 class _Mode(threading.local):
     training = False  # every thread starts in prediction mode
+    recording = False  # set only by dagnet.autograd, which installs the hooks below first
 
 
 _mode = _Mode()
+
+
+def _not_installed(*args: Any) -> None:
+    raise RuntimeError("recording was switched on without dagnet.autograd; use "
+                       "dagnet.autograd.record() or set_recording()")
+
+
+# What the imperative path calls while recording (installed by dagnet.autograd):
+# ``_record_call(call, inputs, outputs, out)`` before a call's push, ``_check_write(target)``
+# before an assignment or copy writes into ``target``.
+_record_call: Any = _not_installed
+_check_write: Any = _not_installed
+
+
+def install_autograd(record_call: Any, check_write: Any) -> None:
+    """Install the functions the imperative path calls while recording (dagnet.autograd)."""
+    global _record_call, _check_write
+    _record_call, _check_write = record_call, check_write
 
 
 def is_training() -> bool:
@@ -162,7 +181,8 @@ class PreparedCall:
     """
 
     __slots__ = ("op", "name", "attrs", "n_in", "in_names", "n_out", "n_visible", "mutated",
-                 "resources", "kernels", "inplace_ok", "reqs", "infer_cache", "simple")
+                 "resources", "kernels", "inplace_ok", "reqs", "infer_cache", "simple",
+                 "gradient_call")
 
     def __init__(self, op: Op, attrs: Any):
         self.op = op
@@ -181,6 +201,7 @@ class PreparedCall:
         self.reqs = [_WRITE] * self.n_out
         self.infer_cache: dict[Any, tuple] = {}
         self.simple = self.n_out == 1 and not self.mutated and not self.resources
+        self.gradient_call: PreparedCall | None = None  # the backward op's call (autograd)
 
     # -- checks before anything is pushed -------------------------------------------
     def _explain(self, error: BaseException, inputs: Sequence[NDArray]) -> str:
@@ -384,7 +405,11 @@ class PreparedCall:
                 requested = [_resource.request(dev.ctx, r) for r in self.resources]
                 writes.extend(r.var for r in requested)
         attrs, xp = self.attrs, dev.xp
-        is_train = _mode.training
+        mode = _mode
+        is_train = mode.training
+        if mode.recording:  # autograd: refuse writes into the graph, add this call to it
+            _record_call(self, inputs, outs if out is not None or not self.simple else [result],
+                         out)
 
         if copies is None:
             def compute(run_ctx: Any) -> None:
@@ -408,6 +433,33 @@ class PreparedCall:
 
         eng.push_sync(compute, dev.ctx, reads, writes, _NORMAL, 0, self.name)
         return result
+
+    def run_into(self, inputs: Sequence[NDArray], outs: Sequence[NDArray],
+                 reqs: Sequence[OpReqType]) -> None:
+        """Push the kernel on ``inputs`` into the given ``outs`` with write modes ``reqs``.
+
+        No shape inference and no input count check: the caller allocated the outputs and
+        chose the inputs (autograd runs backward operators this way: they read what the
+        forward op's ``Gradient.uses`` names and write the forward inputs' gradients).
+        """
+        dev = self._device(inputs, None)
+        kernel = self.kernels.get(dev.device_type) or self._kernel(dev.device_type)
+        in_data = [a._xp() for a in inputs]
+        out_data = [o._xp() for o in outs]
+        writes = [o._chunk.var for o in outs]
+        requested = ()
+        if self.resources:
+            requested = [_resource.request(dev.ctx, r) for r in self.resources]
+            writes.extend(r.var for r in requested)
+        attrs, xp, is_train, reqs = self.attrs, dev.xp, _mode.training, list(reqs)
+
+        def compute(run_ctx: Any) -> None:
+            with stream_scope(run_ctx):
+                kernel(attrs, OpContext(is_train, run_ctx, requested, xp), in_data, reqs,
+                       out_data)
+
+        current_engine().push_sync(compute, dev.ctx, [a._chunk.var for a in inputs], writes,
+                                   _NORMAL, 0, self.name)
 
     def _aliasing(self, inputs: Sequence[NDArray], outs: Sequence[NDArray]
                   ) -> tuple[list, list | None]:
@@ -520,6 +572,8 @@ def _copy_fn(src: NDArray, dst: NDArray):
 
 def push_copy(src: NDArray, dst: NDArray) -> None:
     """Copy ``src`` into ``dst`` through the engine (across devices and dtypes)."""
+    if _mode.recording:
+        _check_write(dst)
     fn, ctx, prop = _copy_fn(src, dst)
     current_engine().push_sync(fn, ctx, [src._chunk.var], [dst._chunk.var], prop, 0, "_copyto")
 
@@ -557,6 +611,8 @@ def assign(target: NDArray, value: Any, owned: bool = False) -> None:
 
     ``owned``: ``value`` is a numpy array nobody else will change (no copy needed).
     """
+    if _mode.recording:
+        _check_write(target)
     eng = current_engine()
     dev = target._chunk.dev
     view = target._xp()
@@ -634,6 +690,8 @@ def gather(source: NDArray, key: Any) -> NDArray:
 
 def scatter(target: NDArray, key: Any, value: Any) -> None:
     """``target[key] = value`` for an advanced (array) index, through the engine."""
+    if _mode.recording:
+        _check_write(target)
     host_key = _index_arrays(key)
     probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), target._shape,
                                             (0,) * target.ndim)

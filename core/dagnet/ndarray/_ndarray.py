@@ -172,6 +172,10 @@ class NDArray:
     def __getitem__(self, key: Any) -> NDArray:
         """Basic indexing gives a view when the part is contiguous, else a copy (as MXNet);
         integer arrays (NDArray, list, numpy) select along axes as numpy does, into a copy."""
+        if _invoke._mode.recording:
+            views = _recorded_views(self)
+            if views is not None:
+                return views.getitem(self, key)
         if key.__class__ is slice and key.step is None and self._strides is None and self._shape:
             # x[a:b] on a contiguous array (batches): rows a..b, always a view
             start, stop, _ = key.indices(self._shape[0])
@@ -209,6 +213,10 @@ class NDArray:
         if kwargs:
             raise TypeError(f"reshape() got unexpected keyword argument(s) {', '.join(kwargs)}")
         new_shape = infer_reshape(self._shape, shape, reverse)
+        if _invoke._mode.recording:
+            views = _recorded_views(self)
+            if views is not None:
+                return views.reshape(self, new_shape)
         source = self if self._strides is None else self.copy()
         return wrap_chunk(source._chunk, source._offset, new_shape, source._dtype)
 
@@ -253,6 +261,10 @@ class NDArray:
         else:
             raise TypeError(f"copyto: expected an NDArray or a Context, got "
                             f"{type(other).__name__} {other!r}")
+        if _invoke._mode.recording and dest._chunk.dev is self._chunk.dev:
+            views = _recorded_views(self)
+            if views is not None:
+                return views.copy(self, dest)
         _invoke.push_copy(self, dest)
         return dest
 
@@ -267,6 +279,10 @@ class NDArray:
         dtype = np.dtype(dtype)
         if not copy and dtype == self._dtype:
             return self
+        if _invoke._mode.recording:
+            views = _recorded_views(self)
+            if views is not None:
+                return views.astype(self, dtype)
         dest = new_array(self._shape, dtype, self._chunk.dev)
         _invoke.push_copy(self, dest)
         return dest
@@ -277,6 +293,42 @@ class NDArray:
             raise ValueError(f"storage type {stype!r} is not supported; dagnet arrays are dense "
                              f"('default')")
         return self.copy()
+
+    # -- autograd ----------------------------------------------------------------
+    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
+        """Ask for this array's gradient: a zero-filled buffer (``.grad``) that
+        ``backward`` writes (``grad_req='write'``), adds to (``'add'``) or leaves alone
+        (``'null'``).  Only the dense storage type exists (``stype`` None or 'default')."""
+        from ..autograd import mark_variables
+
+        if stype not in (None, "default"):
+            raise ValueError(f"attach_grad: storage type {stype!r} is not supported; dagnet "
+                             f"arrays are dense ('default')")
+        grad = new_array(self._shape, self._dtype, self._chunk.dev)
+        _invoke.assign(grad, 0)
+        mark_variables([self], [grad], grad_req)
+
+    @property
+    def grad(self) -> NDArray | None:
+        """The gradient buffer of an array that called ``attach_grad`` (else None)."""
+        from ..autograd._graph import Variable
+
+        entry = self.__dict__.get("_ag")
+        return entry[0].grad if entry is not None and entry[0].__class__ is Variable else None
+
+    def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False,
+                 train_mode: bool = True) -> None:
+        """Differentiate this recorded array (head gradient ``out_grad``, default ones)
+        into the ``.grad`` of every variable it depends on (see ``dagnet.autograd.backward``)."""
+        from ..autograd import backward
+
+        backward([self], None if out_grad is None else [out_grad], retain_graph=retain_graph,
+                 train_mode=train_mode)
+
+    def detach(self) -> NDArray:
+        """The same memory as an array outside any graph (no gradient flows through it)."""
+        return wrap_chunk(self._chunk, self._offset, self._shape, self._dtype, self._strides,
+                          self._data)
 
     # -- arithmetic: operators by MXNet's names ------------------------------------
     def __add__(self, other: Any) -> Any:
@@ -418,6 +470,14 @@ def _build_view(chunk: Chunk, offset: int, shape: tuple[int, ...], dtype: np.dty
         return raw[offset:offset + nbytes].view(dtype).reshape(shape)
     flat = raw[:chunk.nbytes - chunk.nbytes % itemsize].view(dtype)
     return dev.xp.lib.stride_tricks.as_strided(flat[offset // itemsize:], shape, strides)
+
+
+def _recorded_views(array: NDArray) -> Any:
+    """dagnet.autograd's differentiable views when ``array`` is in a live graph (else None);
+    only asked while recording."""
+    from ..autograd import _graph, _views
+
+    return _views if _graph.in_graph(array) else None
 
 
 def _is_everything(key: Any) -> bool:

@@ -6,7 +6,9 @@ and checks
 - every declared write mode: ``add`` really adds, ``null`` writes nothing,
   ``inplace`` is safe for every declared in-place pair;
 - the gradient: the backward operator against central differences of the
-  forward, in float64, in a random direction (as Chainer's gradient check).
+  forward, in float64, in a random direction (as Chainer's gradient check);
+- autograd: the same call recorded with ``dagnet.autograd`` and differentiated
+  with the same head gradient gives the backward operator's result.
 
 Kernels run through the engine on the backend's arrays, exactly as the
 imperative and symbolic front ends run them.  Plugin authors check their own
@@ -38,6 +40,7 @@ __all__ = [
     "run_kernel",
     "missing_declarations",
     "numeric_gradient_check",
+    "symbolic_executor_check",
 ]
 
 
@@ -208,6 +211,68 @@ def check_case(
             )
     if dtype == "float64" and isinstance(op.gradient, Gradient):
         numeric_gradient_check(op, attrs, cast, params, backend=backend, engine=engine, rng=rng)
+        symbolic_executor_check(op, attrs, cast, params, backend=backend, engine=engine, rng=rng)
+
+
+def symbolic_executor_check(
+    op: Op,
+    attrs: Any,
+    inputs: Sequence[np.ndarray],
+    params: dict,
+    *,
+    backend: Any,
+    engine: Any,
+    rng: np.random.Generator,
+) -> None:
+    """Run ``mx.sym.<op>`` over variables through ``simple_bind``: forward and backward
+    (with a random head gradient) must give what the kernel and the backward op give.
+
+    Ops drawing random numbers are left out (the executor and the direct run
+    draw from the same generator, one after the other), and so are empty arrays.
+    """
+    from .. import config
+    from .. import symbol as sym
+    from ..test_utils import assert_almost_equal
+
+    requests = op.resource_requests(attrs)
+    if any(r.kind is resource.ResourceKind.RANDOM for r in requests) or not inputs:
+        return
+    ctx = Context(backend.device_type, 0)
+    gradient = op.gradient
+    aux = set(op.mutated_inputs(attrs))
+    outputs, _ = run_kernel(op, attrs, inputs, backend=backend, engine=engine, ctx=ctx)
+    if any(0 in a.shape for a in [*inputs, *outputs]):
+        return  # symbols read a 0 dimension as unknown (MXNet 1.x): empty arrays cannot bind
+    visible = op.n_visible_outputs(attrs)
+    head = [rng.standard_normal(o.shape).astype(o.dtype) for o in outputs[:visible]]
+    parts = {"out_grad": head, "in_data": list(inputs), "out_data": outputs}
+    targets = [i for i in range(len(inputs)) if i not in aux]
+    grads, _ = run_kernel(get_op(gradient.backward), attrs,
+                          [a for use in gradient.uses for a in parts[use]], backend=backend,
+                          engine=engine, ctx=ctx, out_shapes=[inputs[i].shape for i in targets],
+                          out_dtypes=[inputs[i].dtype for i in targets])
+    names = [f"in{i}" for i in range(len(inputs))]
+    floating = {i for i in targets if np.issubdtype(inputs[i].dtype, np.floating)}
+    where = f"operator {op.name!r} with params {params} through simple_bind on {engine.name}"
+    with config.set(engine=engine.name):
+        symbol = getattr(sym, op.name)(*[sym.Variable(n) for n in names], **params)
+        executor = symbol.simple_bind(
+            ctx, grad_req={names[i]: "write" if i in floating else "null" for i in targets},
+            type_dict={names[i]: inputs[i].dtype for i in targets},
+            **{n: a.shape for n, a in zip(names, inputs)})
+        for name, value in zip(names, inputs):
+            target = executor.arg_dict.get(name)
+            (target if target is not None else executor.aux_dict[name])[:] = value
+        executor.forward(is_train=False)
+        executor.backward(head, is_train=False)
+        for index, got in enumerate(executor.outputs):
+            assert_almost_equal(got.asnumpy(), outputs[index], rtol=1e-7, atol=1e-10,
+                                names=(f"{where}: output {index}", "kernel"))
+        for position, i in enumerate(targets):
+            if i in floating:
+                assert_almost_equal(executor.grad_dict[names[i]].asnumpy(), grads[position],
+                                    rtol=1e-7, atol=1e-10,
+                                    names=(f"{where}: gradient of input {i}", "backward op"))
 
 
 def numeric_gradient_check(
@@ -243,6 +308,8 @@ def numeric_gradient_check(
         out_shapes=[inputs[i].shape for i in grad_targets],
         out_dtypes=[inputs[i].dtype for i in grad_targets],
     )
+    if all(o.size for o in outputs):  # the imperative path refuses empty outputs of full inputs
+        autograd_gradient_check(op, params, inputs, head, grads, backend=backend, engine=engine)
     differentiable = domain.differentiable
     if differentiable is None:
         differentiable = tuple(
@@ -269,6 +336,55 @@ def numeric_gradient_check(
                 f"directional derivative of {analytic!r}, central differences give {numeric!r} "
                 f"(difference {abs(numeric - analytic):.3g}, tolerance {tolerance * 10:.3g}); "
                 f"input {i} = {inputs[i]!r}"
+            )
+
+
+def autograd_gradient_check(
+    op: Op,
+    params: dict,
+    inputs: Sequence[np.ndarray],
+    head: Sequence[np.ndarray],
+    expected: Sequence[np.ndarray],
+    *,
+    backend: Any,
+    engine: Any,
+) -> None:
+    """Record ``op`` on ``inputs`` with ``dagnet.autograd``, differentiate with head
+    gradients ``head`` and compare each floating, non-auxiliary input's gradient with
+    ``expected`` (the backward operator's outputs, in the same order).
+
+    Runs in prediction mode, as the suite's kernels do, so the recorded forward matches.
+    """
+    from .. import autograd, config
+    from ..ndarray import _invoke
+    from ..ndarray._creation import array
+    from ..test_utils import assert_almost_equal
+
+    ctx = Context(backend.device_type, 0)
+    attrs = op.parse_params(params)
+    aux = set(op.mutated_inputs(attrs))
+    targets = [i for i in range(len(inputs)) if i not in aux]
+    with config.set(engine=engine.name):
+        arrays = [array(a, ctx=ctx, dtype=a.dtype) for a in inputs]
+        watched = [i for i in targets if np.issubdtype(inputs[i].dtype, np.floating)]
+        for i in watched:
+            arrays[i].attach_grad()
+        with autograd.record(train_mode=False):
+            outputs = _invoke.invoke(op, arrays, params)
+        heads = outputs if isinstance(outputs, list) else [outputs]
+        head_grads = [array(h, ctx=ctx, dtype=o.dtype) for h, o in zip(head, heads)]
+        autograd.backward(heads, head_grads, train_mode=False)
+        for i in watched:
+            assert_almost_equal(
+                arrays[i].grad.asnumpy(),
+                expected[targets.index(i)],
+                rtol=1e-7,
+                atol=1e-9,
+                names=(
+                    f"autograd gradient of operator {op.name!r} w.r.t. input {i} with params "
+                    f"{params} on {backend.name}/{engine.name}",
+                    f"backward operator {op.gradient.backward!r}",
+                ),
             )
 
 

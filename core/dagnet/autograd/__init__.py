@@ -1,0 +1,47 @@
+"""``dagnet.autograd``: MXNet 1.x imperative differentiation.
+
+>>> import dagnet as mx
+>>> x = mx.nd.array([1.0, 2.0, 3.0])
+>>> x.attach_grad()
+>>> with mx.autograd.record():
+...     y = (x * x).sum()
+>>> y.backward()
+>>> x.grad.asnumpy()
+array([2., 4., 6.], dtype=float32)
+
+Inside ``record()`` every operator call with an input in a graph (a variable
+from ``attach_grad``/``mark_variables``, or an earlier recorded output) is
+recorded; ``backward``/``grad`` then push each operator's registered backward
+operator -- the same gradient rules the executor uses -- through the engine.
+Training mode (``record()``, ``train_mode()``) is what kernels see as
+``OpContext.is_train``.  Higher-order gradients (``create_graph=True``) and
+``get_symbol`` are not available.
+"""
+
+from __future__ import annotations
+
+from ._backward import backward, grad
+from ._errors import (
+    AutogradArgumentError,
+    AutogradError,
+    HigherOrderGradientError,
+    NotDifferentiableError,
+)
+from ._graph import mark_variables
+from ._mode import (
+    is_recording,
+    is_training,
+    pause,
+    predict_mode,
+    record,
+    set_recording,
+    set_training,
+    train_mode,
+)
+
+__all__ = [
+    "AutogradArgumentError", "AutogradError", "HigherOrderGradientError",
+    "NotDifferentiableError", "backward", "grad", "is_recording", "is_training",
+    "mark_variables", "pause", "predict_mode", "record", "set_recording", "set_training",
+    "train_mode",
+]

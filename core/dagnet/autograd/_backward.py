@@ -1,0 +1,325 @@
+"""The backward pass: the registered gradient rules run over the recorded graph.
+
+Each node's backward operator (``Gradient.backward``) is pushed through the
+imperative path like any call, so it runs asynchronously on the engine and
+device of the forward call.  It receives, in order, what ``Gradient.uses``
+names (head gradients of the visible outputs, the inputs, the outputs) with
+the forward call's parsed parameters, and writes one gradient per input that
+is not an auxiliary state.  Gradients reaching one entry along several paths
+are summed; only nodes on a path to a wanted variable run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..engine import FnProperty
+from ..ndarray import _invoke
+from ..ndarray._chunk import current_engine, stream_scope
+from ..ndarray._ndarray import NDArray, new_array
+from ..operator import Gradient, NoGradient, OpReqType, ZeroGradient, get_op
+from ._errors import (
+    AutogradArgumentError,
+    AutogradError,
+    HigherOrderGradientError,
+    NotDifferentiableError,
+)
+from ._graph import Node, Variable, entry_of
+from ._mode import set_recording, set_training
+
+__all__ = ["backward", "grad"]
+
+_NOT_IN_GRAPH = (
+    "cannot differentiate head {index} (shape {shape}): it is not in a computational graph. "
+    "Compute it inside autograd.record() from arrays that called attach_grad() (or "
+    "autograd.mark_variables); if you differentiate the same graph twice, pass "
+    "retain_graph=True to the first backward")
+
+
+def backward(heads: NDArray | Sequence[NDArray], head_grads: Any = None,
+             retain_graph: bool = False, train_mode: bool = True) -> None:
+    """Compute the gradients of ``heads`` with respect to every variable of their graph and
+    write them into the variables' ``.grad`` according to each ``grad_req``.
+
+    ``head_grads`` (one per head, None entries allowed) default to ones; loss operators
+    (``SoftmaxOutput``, ``MakeLoss`` ...) supply their own.  The graph is freed unless
+    ``retain_graph``; ``train_mode`` is the mode the backward operators run in.
+    """
+    heads, entries, seeds = _prepare_heads(heads, head_grads)
+    order = _topological(entries)
+    totals = _run(order, entries, seeds, lambda var: var.req != "null", train_mode)
+    if not totals:
+        raise AutogradError("there are no variables in the computational graph that require "
+                            "gradients: call attach_grad() (with grad_req 'write' or 'add') on "
+                            "the arrays you differentiate with respect to, before record()")
+    for var, parts in totals.items():
+        if parts:
+            _write_sum(var.grad, parts, add=var.req == "add")
+        elif var.req == "write":
+            _invoke.assign(var.grad, 0)
+    if not retain_graph:
+        _free(order)
+
+
+def grad(heads: NDArray | Sequence[NDArray], variables: NDArray | Sequence[NDArray],
+         head_grads: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+         train_mode: bool = True) -> list[NDArray]:
+    """The gradients of ``heads`` with respect to ``variables`` as new arrays (``.grad``
+    buffers are left alone).  ``retain_graph`` defaults to ``create_graph``.
+
+    ``create_graph=True`` (recording the backward pass for higher-order gradients) is not
+    available: dagnet's backward operators declare no gradients of their own.
+    """
+    if create_graph:
+        raise HigherOrderGradientError(
+            "autograd.grad(create_graph=True): higher-order gradients are not available in "
+            "dagnet (backward operators have no gradient rules of their own); call grad() "
+            "with create_graph=False, or differentiate numerically "
+            "(dagnet.test_utils.check_numeric_gradient)")
+    single = isinstance(variables, NDArray)
+    variables = [variables] if single else list(variables)
+    wanted = []
+    for index, array in enumerate(variables):
+        entry = entry_of(array) if isinstance(array, NDArray) else None
+        if entry is None or not isinstance(entry[0], Variable):
+            raise AutogradArgumentError(
+                f"cannot differentiate with respect to variable {index}: it does not require "
+                f"a gradient; call attach_grad() on it (or autograd.mark_variables) before "
+                f"recording")
+        wanted.append(entry[0])
+    heads, entries, seeds = _prepare_heads(heads, head_grads)
+    order = _topological(entries)
+    chosen = set(wanted)
+    totals = _run(order, entries, seeds, chosen.__contains__, train_mode)
+    results = []
+    for array, var in zip(variables, wanted):
+        parts = totals.get(var)
+        if not parts:
+            result = new_array(array._shape, array._dtype, array._chunk.dev)
+            _invoke.assign(result, 0)
+        elif len(parts) == 1:
+            result = parts[0]
+        else:
+            result = new_array(array._shape, array._dtype, array._chunk.dev)
+            _write_sum(result, parts, add=False)
+        results.append(result)
+    if not (create_graph if retain_graph is None else retain_graph):
+        _free(order)
+    return results
+
+
+# -- heads ------------------------------------------------------------------------------
+def _prepare_heads(heads: Any, head_grads: Any) -> tuple[list, list, list]:
+    """The heads, their graph entries and their head gradients (None: ones, when used)."""
+    heads = [heads] if isinstance(heads, NDArray) else list(heads)
+    if head_grads is None:
+        head_grads = [None] * len(heads)
+    elif isinstance(head_grads, NDArray):
+        head_grads = [head_grads]
+    else:
+        head_grads = list(head_grads)
+    if len(head_grads) != len(heads):
+        raise AutogradArgumentError(
+            f"got {len(heads)} head(s) but {len(head_grads)} head gradient(s); give one head "
+            f"gradient per head (None for ones) or none at all")
+    entries, seeds = [], []
+    for index, (head, given) in enumerate(zip(heads, head_grads)):
+        if not isinstance(head, NDArray):
+            raise TypeError(f"head {index} must be an NDArray, got {type(head).__name__}")
+        entry = entry_of(head)
+        if entry is None:
+            raise AutogradError(_NOT_IN_GRAPH.format(index=index, shape=head._shape))
+        entries.append(entry)
+        seeds.append(_head_gradient(index, head, given))
+    return heads, entries, seeds
+
+
+def _head_gradient(index: int, head: NDArray, given: Any) -> NDArray | None:
+    if given is None:
+        return None
+    if not isinstance(given, NDArray):
+        raise TypeError(f"head gradient {index} must be an NDArray or None, got "
+                        f"{type(given).__name__}")
+    if given._shape != head._shape:
+        raise AutogradArgumentError(
+            f"head gradient {index} has shape {given._shape} but head {index} has shape "
+            f"{head._shape}; pass a head gradient of the head's shape")
+    if given._chunk.dev is not head._chunk.dev:
+        given = given.as_in_context(head.context)
+    if given._dtype != head._dtype:
+        given = given.astype(head._dtype)
+    return given
+
+
+def _ones(shape: tuple, dtype: Any, dev: Any) -> NDArray:
+    array = new_array(shape, dtype, dev)
+    _invoke.assign(array, 1)
+    return array
+
+
+# -- the graph --------------------------------------------------------------------------
+def _topological(entries: Sequence[tuple]) -> list[Node]:
+    """The live nodes the heads depend on, each after every node it reads (post-order)."""
+    order: list[Node] = []
+    seen: set[Node] = set()
+    for start, _ in entries:
+        if start.__class__ is Variable or start in seen:
+            continue
+        seen.add(start)
+        stack = [(start, iter(start.parents))]
+        while stack:
+            node, parents = stack[-1]
+            for parent in parents:
+                if parent is None or parent[0].__class__ is Variable or parent[0] in seen:
+                    continue
+                child = parent[0]
+                if not child.live:
+                    raise AutogradError(
+                        f"part of the graph (operator {child.call.name!r}) was freed by an "
+                        f"earlier backward; pass retain_graph=True to backward when the same "
+                        f"graph is differentiated more than once")
+                seen.add(child)
+                stack.append((child, iter(child.parents)))
+                break
+            else:
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def _free(order: Sequence[Node]) -> None:
+    for node in order:
+        node.free()
+
+
+# -- running the gradient rules -------------------------------------------------------
+def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[[Any], bool],
+         train_mode: bool) -> dict[Variable, list[NDArray]]:
+    """Push every needed backward operator; returns the gradient parts per reached variable."""
+    needs = _needed(order, wanted)
+    grads: dict[tuple, list[NDArray]] = {}
+    reached: dict[Variable, None] = {}
+    for entry, seed in zip(entries, seeds):
+        obj, index = entry
+        if obj.__class__ is Variable:
+            if wanted(obj):
+                reached[obj] = None
+                grads.setdefault(entry, []).append(
+                    seed if seed is not None else _ones(obj.grad._shape, obj.grad._dtype,
+                                                        obj.grad._chunk.dev))
+        elif obj in needs and _uses_out_grad(obj):
+            shape, dtype = obj.out_meta[index]
+            grads.setdefault(entry, []).append(
+                seed if seed is not None else _ones(shape, dtype, obj.dev))
+    recording = set_recording(False)
+    training = set_training(train_mode)
+    try:
+        for node in reversed(order):
+            if node in needs:
+                _backward_node(node, grads, needs, wanted, reached)
+    finally:
+        set_recording(recording)
+        set_training(training)
+    return {var: grads.get((var, 0), []) for var in reached}
+
+
+def _needed(order: list[Node], wanted: Callable[[Any], bool]) -> set[Node]:
+    """The nodes on a path to a wanted variable (``order`` lists parents first)."""
+    needs: set[Node] = set()
+    for node in order:
+        for parent in node.parents:
+            if parent is None:
+                continue
+            obj = parent[0]
+            if obj in needs or (obj.__class__ is Variable and wanted(obj)):
+                needs.add(node)
+                break
+    return needs
+
+
+def _uses_out_grad(node: Node) -> bool:
+    rule = node.call.op.gradient
+    return isinstance(rule, Gradient) and "out_grad" in rule.uses
+
+
+def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[Any], bool],
+                   reached: dict) -> None:
+    call = node.call
+    rule = call.op.gradient
+    parts = [grads.pop((node, i), None) for i in range(len(node.out_meta))]
+    if isinstance(rule, ZeroGradient):
+        for parent in node.parents:
+            if parent is not None and parent[0].__class__ is Variable and wanted(parent[0]):
+                reached[parent[0]] = None
+        return
+    if not isinstance(rule, Gradient):
+        why = (f"it is not differentiable: {rule.reason}" if isinstance(rule, NoGradient)
+               else "it declares no gradient rule")
+        raise NotDifferentiableError(
+            f"cannot differentiate through operator {call.name!r}: {why}. Compute it outside "
+            f"record() (or under autograd.pause()), or detach() its inputs, if no gradient "
+            f"should flow through it")
+    sources = {"out_grad": (), "in_data": node.inputs, "out_data": node.outputs}
+    if "out_grad" in rule.uses:
+        sources["out_grad"] = [_total(parts[i], *node.out_meta[i], node.dev)
+                               for i in range(call.n_visible)]
+    inputs = [array for use in rule.uses for array in sources[use]]
+    targets = [i for i in range(len(node.parents)) if i not in call.mutated]
+    outs, reqs = [], []
+    for i in targets:
+        shape, dtype = node.in_meta[i]
+        outs.append(new_array(shape, dtype, node.dev))
+        parent = node.parents[i]
+        takes = parent is not None and (
+            parent[0] in needs or (parent[0].__class__ is Variable and wanted(parent[0])))
+        reqs.append(OpReqType.WRITE if takes else OpReqType.NULL)
+    _gradient_call(call).run_into(inputs, outs, reqs)
+    for i, out, req in zip(targets, outs, reqs):
+        if req is OpReqType.WRITE:
+            parent = node.parents[i]
+            grads.setdefault(parent, []).append(out)
+            if parent[0].__class__ is Variable:
+                reached[parent[0]] = None
+
+
+def _gradient_call(call: Any) -> Any:
+    """The backward operator prepared with the forward call's parameters (kept on the call)."""
+    backward_call = call.gradient_call
+    if backward_call is None:
+        backward_call = call.gradient_call = _invoke.PreparedCall(
+            get_op(call.op.gradient.backward), call.attrs)
+    return backward_call
+
+
+def _total(parts: list[NDArray] | None, shape: tuple, dtype: Any, dev: Any) -> NDArray:
+    """The sum of ``parts`` (zeros when none reached this entry)."""
+    if not parts:
+        array = new_array(shape, dtype, dev)
+        _invoke.assign(array, 0)
+        return array
+    if len(parts) == 1:
+        return parts[0]
+    array = new_array(shape, dtype, dev)
+    _write_sum(array, parts, add=False)
+    return array
+
+
+def _write_sum(target: NDArray, parts: Sequence[NDArray], add: bool) -> None:
+    """Push ``target = sum(parts)`` (``add``: ``target += sum(parts)``)."""
+    dev = target._chunk.dev
+    views = [p._xp() for p in parts]
+    out = target._xp()
+
+    def write(run_ctx: Any) -> None:
+        with stream_scope(run_ctx):
+            total = views[0]
+            for view in views[1:]:
+                total = total + view
+            if add:
+                out[...] += total
+            else:
+                out[...] = total
+
+    current_engine().push_sync(write, dev.ctx, [p._chunk.var for p in parts],
+                               [target._chunk.var], FnProperty.NORMAL, 0, "_grad_add")

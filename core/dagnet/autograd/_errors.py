@@ -1,0 +1,28 @@
+"""What autograd raises; every class derives from :class:`dagnet.DagnetError`."""
+
+from __future__ import annotations
+
+from .._errors import DagnetError
+
+__all__ = ["AutogradError", "AutogradArgumentError", "NotDifferentiableError",
+           "HigherOrderGradientError"]
+
+
+class AutogradError(DagnetError, RuntimeError):
+    """The recorded graph cannot serve the request: an array that is not in a graph
+    (or whose graph was freed by an earlier backward), or a write into a graph."""
+
+
+class AutogradArgumentError(AutogradError, ValueError):
+    """A bad argument: head gradients of the wrong count or shape, an unknown
+    ``grad_req``, a variable that does not require a gradient."""
+
+
+class NotDifferentiableError(AutogradError):
+    """The gradient runs through something without a gradient: an operator declaring
+    ``NoGradient`` (or no rule at all), or an index form autograd cannot record."""
+
+
+class HigherOrderGradientError(AutogradError, NotImplementedError):
+    """``grad(..., create_graph=True)``: the backward operators are not themselves
+    differentiable, so gradients of gradients are not available."""
