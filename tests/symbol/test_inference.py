@@ -106,6 +106,19 @@ def test_contradiction_raises_even_while_other_shapes_are_unknown():
         mlp().infer_shape_partial(data=(32, 784), fc1_weight=(128, 700))
 
 
+def test_unknown_dimensions_do_not_contradict_a_known_result():
+    """A 0 (unknown) dimension on one side of sum or where is not a mismatch."""
+    a, b, c = (mx.sym.Variable(n) for n in "abc")
+    args, outs, _ = (mx.sym.sum(a, axis=1) + b).infer_shape_partial(a=(0, 3), b=(2,))
+    assert args == [(0, 3), (2,)] and outs == [(2,)]
+    args, outs, _ = mx.sym.where(c, a, b).infer_shape_partial(c=(0, 3), a=(2, 0))
+    assert args == [(2, 3), (2, 3), (2, 3)] and outs == [(2, 3)]
+    with pytest.raises(ShapeError, match=r"1-D of length 2"):
+        mx.sym.where(c, a, b).infer_shape_partial(c=(5,), a=(2, 3))
+    with pytest.raises(ShapeError, match=r"rhs. has shape \(2,\) but \(4,\)"):
+        (mx.sym.sum(a, axis=1) + b).infer_shape_partial(a=(4, 3), b=(2,))
+
+
 def test_type_contradiction():
     with pytest.raises(DTypeError) as info:
         mlp().infer_type(data="float32", fc1_weight="float64")

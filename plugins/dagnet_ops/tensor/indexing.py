@@ -317,9 +317,17 @@ def _where_infer(attrs, ins, outs):
                                        f"{shape_str(merged)} was inferred for x, y and the "
                                        f"output") from None
     if cond is not None and merged is not None:
-        if tuple(cond) != tuple(merged) and not (len(cond) == 1 and cond[0] == merged[0]):
-            raise shape_error("where", f"condition has shape {tuple(cond)}; it must be x's shape "
-                                       f"{tuple(merged)} or 1-D of length {merged[0]}")
+        # 0 is an unknown dimension: compare only what both sides know
+        rows = len(cond) == 1 and len(merged) > 1 and not (cond[0] and merged[0]
+                                                            and cond[0] != merged[0])
+        if not rows:
+            try:
+                merged = merge_shape(merged, cond, "")
+            except Exception:
+                raise shape_error("where", f"condition has shape {tuple(cond)}; it must be x's "
+                                           f"shape {tuple(merged)} or 1-D of length "
+                                           f"{merged[0]}") from None
+            cond = merged
     return [cond if cond is not None else merged, merged, merged], [merged]
 
 

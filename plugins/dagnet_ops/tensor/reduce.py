@@ -34,6 +34,7 @@ from dagnet.operator import (
     Params,
     Shape,
     ZeroGradient,
+    merge_shape,
 )
 
 from . import _sampling as S
@@ -79,9 +80,11 @@ def _infer(op: str) -> Fn:
         if ins[0] is None:
             return ins, outs
         out = reduced_shape(ins[0], _axes_of(op, attrs, len(ins[0])), attrs.keepdims)
-        if outs[0] is not None and tuple(outs[0]) != out and all(outs[0]):
+        try:  # 0 is an unknown dimension on either side
+            out = merge_shape(out, outs[0], "")
+        except Exception:
             raise shape_error(op, f"input {tuple(ins[0])} reduces to {out}, but the output has "
-                                  f"shape {tuple(outs[0])}")
+                                  f"shape {tuple(outs[0])}") from None
         return ins, [out]
 
     return infer
