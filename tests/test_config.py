@@ -20,6 +20,7 @@ DEFAULTS = {
     "storage_pool": "exact",
     "temp_space_copies": 4,
     "memory_plan": True,
+    "exec_bulk_size": 15,
     "autoload_plugins": True,
 }
 

@@ -142,3 +142,30 @@ def test_activation_backward_is_planned_in_place(models):
     assert "_backward_Activation" in text and "req=inplace" in text
     assert get_op("Activation").inplace_pairs(get_op("Activation").parse_params(
         {"act_type": "relu"})) == [(0, 0)]
+
+
+def test_bulked_and_unbulked_runs_are_identical(models, model, engine_name):
+    with mx.config.set(exec_bulk_size=1):
+        single = _run(models, model)
+    with mx.config.set(exec_bulk_size=15):
+        bulked = _run(models, model)
+    for got, want in zip(bulked[0], single[0]):
+        np.testing.assert_array_equal(got, want)
+    for part in (1, 2):
+        for name in single[part]:
+            np.testing.assert_array_equal(bulked[part][name], single[part][name], err_msg=name)
+
+
+def test_chains_are_bulked_and_branches_are_not():
+    data = mx.sym.Variable("data")
+    chain = mx.sym.relu(mx.sym.FullyConnected(data, num_hidden=3, name="fc"), name="r1")
+    chain = mx.sym.sigmoid(chain, name="s1")
+    left, right = mx.sym.exp(chain, name="left"), mx.sym.tanh(chain, name="right")
+    net = mx.sym.Group([left, right])
+    executor = net.simple_bind(mx.cpu(), data=(2, 4))
+    # fc -> r1 -> s1 -> left is one chain; right reads s1 but not left: its own push
+    assert len(executor._program(False, False)) == 2
+    with mx.config.set(exec_bulk_size=2):
+        assert len(executor._program(False, False)) == 3
+    with mx.config.set(exec_bulk_size=1):
+        assert len(executor._program(False, False)) == 5

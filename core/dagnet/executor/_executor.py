@@ -2,17 +2,19 @@
 
 Everything a step needs is decided at bind time: the memory plan, the
 device arrays of every buffer, the kernel, parameters, write modes and
-resources of every node, and from those one engine operator per step
+resources of every node, and from those the engine operators of each pass
 (``Engine.new_operator``).  ``forward()`` and ``backward()`` are then loops
 of ``push``: each node reads its input variables and mutates its output
 variables (and resource variables), so independent branches run at once on
-the threaded engines and the naive engine gives the same results.
+the threaded engines and the naive engine gives the same results.  A chain
+of nodes (each reading what the one before wrote) is pushed as one operator
+of up to ``exec_bulk_size`` nodes, like MXNet's bulk execution.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -66,7 +68,7 @@ class Executor:
         self._arrays = self._buffer_arrays(eng)
         self.outputs = [self._arrays[b] for b in graph.outputs]
         self._heads = [None if h is None else self._arrays[h] for h in graph.heads]
-        self._operators: dict[tuple[bool, bool], list[Any]] = {}
+        self._operators: dict[tuple[bool, bool, int], list[Any]] = {}
 
     # -- buffers ------------------------------------------------------------------
     def _buffer_arrays(self, eng: Any) -> list[NDArray]:
@@ -102,20 +104,29 @@ class Executor:
         return arrays
 
     # -- the steps as engine operators ---------------------------------------------------
-    def _program(self, backward: bool, is_train: bool) -> list[Any]:
-        key = (backward, is_train)
+    def _program(self, backward: bool, is_train: bool, bulk: int | None = None) -> list[Any]:
+        """The engine operators of one pass, built once per pass and mode.
+
+        Steps that form a chain (each reads what the one before it wrote) are
+        bulked into one operator of at most ``bulk`` steps (``exec_bulk_size``),
+        as MXNet's bulk execution does: a chain cannot run in parallel anyway, and
+        one push instead of many saves the engine's per-operation cost.  Steps off
+        the chain, such as parallel branches, start a new operator."""
+        bulk = int(_config.get("exec_bulk_size")) if bulk is None else bulk
+        key = (backward, is_train, bulk)
         program = self._operators.get(key)
         if program is None:
             graph = self._graph
-            steps = graph.steps[graph.num_forward:] if backward else graph.steps[:graph.num_forward]
-            offset = graph.num_forward if backward else 0
+            first = graph.num_forward if backward else 0
+            last = len(graph.steps) if backward else graph.num_forward
+            functions = [self._step_function(i, graph.steps[i], is_train)
+                         for i in range(first, last)]
             eng = current_engine()
-            program = [self._operator(eng, offset + s, step, is_train)
-                       for s, step in enumerate(steps)]
+            program = [_bulked_operator(eng, segment) for segment in _chains(functions, bulk)]
             self._operators[key] = program
         return program
 
-    def _operator(self, eng: Any, index: int, step: Any, is_train: bool) -> Any:
+    def _step_function(self, index: int, step: Any, is_train: bool) -> _StepFunction:
         arrays, dev = self._arrays, self._dev
         ins = [arrays[b]._xp() for b in step.inputs]
         outs = [arrays[b]._xp() for b in step.outputs]
@@ -135,7 +146,7 @@ class Executor:
         written = {id(v) for v in writes}
         reads = [v for v in _unique([arrays[b]._chunk.var for b in step.inputs])
                  if id(v) not in written]
-        return eng.new_operator(fn, reads, writes, _NORMAL, step.name)
+        return _StepFunction(fn, reads, writes, step.name)
 
     # -- running -----------------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
@@ -157,7 +168,7 @@ class Executor:
     def _monitored_forward(self, eng: Any, is_train: bool) -> None:
         callback, monitor_all = self._monitor
         graph, arrays = self._graph, self._arrays
-        for step, opr in zip(graph.steps, self._program(False, is_train)):
+        for step, opr in zip(graph.steps, self._program(False, is_train, bulk=1)):
             eng.push(opr, self._ctx)
             node = step.node
             if monitor_all:
@@ -346,6 +357,54 @@ class Executor:
         return (f"<Executor of {', '.join(self._graph.output_names)} on {self._ctx}: "
                 f"{self._graph.num_forward} forward and "
                 f"{len(self._graph.steps) - self._graph.num_forward} backward steps>")
+
+
+class _StepFunction(NamedTuple):
+    """One step ready to push: its function, the variables it reads and writes, its name."""
+
+    fn: Callable[[Any], None]
+    reads: list[Any]
+    writes: list[Any]
+    name: str
+
+
+def _chains(functions: list[_StepFunction], bulk: int) -> list[list[_StepFunction]]:
+    """Consecutive steps grouped into chains of at most ``bulk``: a step joins the
+    current group when it depends on the group's last step (reads or, computing in
+    place, writes a variable that step writes), so it could not run beside it."""
+    groups: list[list[_StepFunction]] = []
+    for function in functions:
+        if groups and len(groups[-1]) < bulk:
+            written = {id(v) for v in groups[-1][-1].writes}
+            if any(id(v) in written for v in (*function.reads, *function.writes)):
+                groups[-1].append(function)
+                continue
+        groups.append([function])
+    return groups
+
+
+def _bulked_operator(eng: Any, segment: list[_StepFunction]) -> Any:
+    """One engine operator running ``segment``'s steps in order.  It writes what any
+    step writes and reads what a step reads and no step writes; a failure names the
+    step that raised."""
+    if len(segment) == 1:
+        only = segment[0]
+        return eng.new_operator(only.fn, only.reads, only.writes, _NORMAL, only.name)
+    writes = _unique([v for f in segment for v in f.writes])
+    written = {id(v) for v in writes}
+    reads = [v for v in _unique([v for f in segment for v in f.reads]) if id(v) not in written]
+    steps = [(f.fn, f.name) for f in segment]
+
+    def run(run_ctx: Any) -> None:
+        for fn, name in steps:
+            try:
+                fn(run_ctx)
+            except Exception as error:
+                error.add_note(f"raised by executor node {name!r}")
+                raise
+
+    name = f"{segment[0].name}..{segment[-1].name} ({len(segment)} nodes)"
+    return eng.new_operator(run, reads, writes, _NORMAL, name)
 
 
 def _unique(variables: Sequence[Any]) -> list[Any]:
