@@ -65,23 +65,34 @@ def _as_matrix(attrs, x):
     return x.reshape(x.shape[0], -1) if attrs.flatten else x.reshape(-1, x.shape[-1])
 
 
+def _product(xp, out, req, a, b):
+    """``out (req) a @ b``; a write goes straight into ``out`` (a matrix view of it)
+    instead of through a temporary and a copy."""
+    if req is OpReqType.WRITE and out.flags.c_contiguous:
+        xp.matmul(a, b, out=out.reshape(a.shape[0], b.shape[1]))
+    else:
+        assign(out, req, (a @ b).reshape(out.shape))
+
+
 def _forward(attrs, ctx, inputs, req, outputs):
-    x, w = inputs[0], inputs[1]
-    y = _as_matrix(attrs, x) @ w.T
-    if not attrs.no_bias:
-        y += inputs[2]
-    assign(outputs[0], req[0], y.reshape(outputs[0].shape))
+    y = outputs[0]
+    _product(ctx.xp, y, req[0], _as_matrix(attrs, inputs[0]), inputs[1].T)
+    if not attrs.no_bias and req[0] is not OpReqType.NULL:
+        y += inputs[2]  # onto the product just written or added
 
 
 def _backward(attrs, ctx, inputs, req, outputs):
     dy, x, w = inputs[0], inputs[1], inputs[2]
-    dy = dy.reshape(-1, attrs.num_hidden)
+    xp, dy = ctx.xp, dy.reshape(-1, attrs.num_hidden)
     if req[0] is not OpReqType.NULL:
-        assign(outputs[0], req[0], (dy @ w).reshape(x.shape))
+        _product(xp, outputs[0], req[0], dy, w)
     if req[1] is not OpReqType.NULL:
-        assign(outputs[1], req[1], dy.T @ _as_matrix(attrs, x))
+        _product(xp, outputs[1], req[1], dy.T, _as_matrix(attrs, x))
     if not attrs.no_bias:
-        assign(outputs[2], req[2], dy.sum(axis=0))
+        if req[2] is OpReqType.WRITE and outputs[2].flags.c_contiguous:
+            dy.sum(axis=0, out=outputs[2])
+        else:
+            assign(outputs[2], req[2], dy.sum(axis=0))
 
 
 def _sample(draw):

@@ -21,7 +21,7 @@ from dagnet.operator import (
 
 from ..nn._sampling import Draw
 
-__all__ = ["UpdateParam", "clip", "scaled_gradient", "reference_gradient", "update_op"]
+__all__ = ["UpdateParam", "clip", "descent_step", "reference_gradient", "update_op"]
 
 
 class UpdateParam(Params):
@@ -39,9 +39,21 @@ def clip(xp, grad, bound):
     return xp.clip(grad, -bound, bound) if bound >= 0 else grad
 
 
-def scaled_gradient(xp, attrs, grad):
-    """``clip(rescale_grad * grad)``: the gradient before weight decay."""
-    return clip(xp, grad * attrs.rescale_grad, attrs.clip_gradient)
+def descent_step(xp, attrs, weight, grad):
+    """``lr * (clip(rescale_grad * grad) + wd * weight)`` as a new array, in as few passes
+    over memory as the parameters allow (no clip pass when clipping is off, no weight-decay
+    pass when ``wd`` is 0, the learning rate folded into the scale when nothing clips)."""
+    if attrs.clip_gradient >= 0:
+        step = grad * attrs.rescale_grad
+        xp.clip(step, -attrs.clip_gradient, attrs.clip_gradient, out=step)
+        if attrs.wd:
+            step += attrs.wd * weight
+        step *= attrs.lr
+        return step
+    step = grad * (attrs.lr * attrs.rescale_grad)
+    if attrs.wd:
+        step += (attrs.lr * attrs.wd) * weight
+    return step
 
 
 def update_op(name: str, params: type[Params], compute: Callable, inputs: Sequence[str],

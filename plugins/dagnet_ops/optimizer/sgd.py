@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
-from dagnet.operator import Field, assign
+from dagnet.operator import Field, OpReqType, assign
 
-from ._common import UpdateParam, reference_gradient, scaled_gradient, update_op
+from ._common import UpdateParam, descent_step, reference_gradient, update_op
 
 __all__ = ["OPS"]
 
 
 def _sgd(attrs, ctx, inputs, req, outputs):
     weight, grad = inputs
-    step = scaled_gradient(ctx.xp, attrs, grad) + attrs.wd * weight
-    assign(outputs[0], req[0], weight - attrs.lr * step)
+    step = descent_step(ctx.xp, attrs, weight, grad)
+    _write(ctx.xp, outputs[0], req[0], weight, step, ctx.xp.subtract)
+
+
+def _write(xp, out, req, weight, step, combine):
+    """``out (req) combine(weight, step)``; written straight into ``out`` (which may be
+    ``weight`` itself) when the request is a write."""
+    if req is OpReqType.WRITE or req is OpReqType.INPLACE:
+        combine(weight, step, out=out)
+    else:
+        assign(out, req, combine(weight, step))
 
 
 def _sgd_reference(params, weight, grad):
@@ -26,9 +35,10 @@ class SGDMomParam(UpdateParam):
 
 def _sgd_mom(attrs, ctx, inputs, req, outputs):
     weight, grad, mom = inputs
-    step = scaled_gradient(ctx.xp, attrs, grad) + attrs.wd * weight
-    mom[...] = attrs.momentum * mom - attrs.lr * step
-    assign(outputs[0], req[0], weight + mom)
+    step = descent_step(ctx.xp, attrs, weight, grad)
+    mom *= attrs.momentum
+    mom -= step
+    _write(ctx.xp, outputs[0], req[0], weight, mom, ctx.xp.add)
 
 
 def _sgd_mom_reference(params, weight, grad, mom):
