@@ -33,7 +33,7 @@ from ._creation import (
 from ._frontend import Namespace, OpFunction, UnknownOperatorError
 from ._frontend import function as _function
 from ._invoke import PreparedCall, invoke, is_training, prepared, set_training
-from ._io import load, save
+from ._io import load, load_frombuffer, save
 from ._ndarray import NDArray
 from ._ufunc import (
     add,
@@ -62,7 +62,8 @@ __all__ = [
     "add", "arange", "array", "concatenate", "contrib", "divide", "empty", "equal", "eye",
     "from_numpy", "full", "greater",
     "greater_equal", "hypot", "invoke", "is_training", "lesser", "lesser_equal", "linalg",
-    "linspace", "load", "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "modulo",
+    "linspace", "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor",
+    "maximum", "minimum", "modulo",
     "multiply", "not_equal", "ones", "op", "power", "prepared", "save", "set_training",
     "subtract", "true_divide", "waitall", "zeros",
 ]

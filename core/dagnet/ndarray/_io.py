@@ -1,22 +1,46 @@
-"""Saving and loading NDArrays: ``dagnet.nd.save`` and ``dagnet.nd.load``.
+"""Saving and loading NDArrays in MXNet 1.x's binary NDArray-list format (``.params``).
 
-The file is a numpy ``.npz`` archive (a zip of ``.npy`` files), readable
-with ``numpy.load`` and nothing else:
+``dagnet.nd.save`` writes, and ``dagnet.nd.load`` / ``load_frombuffer`` read, the files
+of MXNet 1.x's ``mx.nd.save``, ``save_checkpoint`` and gluon ``save_parameters``.  All
+numbers are little-endian::
 
-- ``a0``, ``a1``, ... hold the arrays in order;
-- ``__dagnet__`` holds a JSON manifest: ``{"format": "dagnet.ndarray",
-  "version": 1, "kind": "list" | "dict", "names": [...]}`` where ``names``
-  are the dict keys in order (empty for a list).
+    file   := uint64 0x112 (list magic), uint64 0 (reserved),
+              uint64 count, count x record,
+              uint64 name_count (0 for a list, else count), name_count x string
+    string := uint64 length, length bytes (UTF-8)
+    record := uint32 magic 0xF993FAC9 (version 2), int32 storage type (0: dense),
+              shape, int32 dev_type, int32 dev_id, int32 type flag, the raw values
+              (C order, ``prod(shape) * itemsize`` bytes)
+    shape  := int32 ndim, ndim x int64
 
-This is **not** MXNet's binary ``.params`` format: files written by MXNet
-cannot be loaded here, nor these by MXNet (convert through numpy).  The file
-name is used as given (``np.savez`` would append ``.npz``; we do not).
+Type flags are mshadow's: 0 float32, 1 float64, 2 float16, 3 uint8, 4 int32, 5 int8,
+6 int64, 7 bool, 8 int16, 9 uint16, 10 uint32, 11 uint64 (12, bfloat16, is refused).
+MXNet 1.9.1 reads only flags 0-7 (and 12): it refuses a whole file holding an array of
+flags 8-11 ("Unknown type enum"), which MXNet 2.x reads; cast such arrays (say to int32
+or int64) before saving a file for MXNet 1.x.
+
+Saving writes version-2 records with the CPU context (dev_type 1, dev_id 0), as MXNet
+1.x writes them by default; arrays on other devices are written from host copies.  The
+bytes are those MXNet 1.9.1 writes for the same arrays.  A 0-d array is the exception:
+MXNet writes a version-2 record with ndim 0 that it cannot read back, so when any array
+is 0-d dagnet writes every record as version 3 (magic 0xF993FACA), as MXNet does under
+NumPy-shape semantics; MXNet loads such a file inside ``with mx.np_shape(True):``.
+
+Loading also reads version-3 records (ndim 0 is a 0-d array), version-2 records with
+ndim 0 followed by a value (MXNet 1.5+ writes these for 0-d arrays), version-1 records
+(magic 0xF993FAC8, no storage type) and the older records without a magic (uint32
+ndim, uint32 dims).  Sparse (row_sparse, csr) records and records of an uninitialised
+array raise ``ValueError``; the context in a record is ignored (arrays go to ``ctx``).
+Files written by dagnet before this format (numpy ``.npz`` archives with a
+``__dagnet__`` manifest) still load.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,20 +49,26 @@ import numpy as np
 from ._creation import array
 from ._ndarray import NDArray
 
-__all__ = ["save", "load", "FORMAT", "VERSION"]
+__all__ = ["save", "load", "load_frombuffer"]
 
-FORMAT = "dagnet.ndarray"
-VERSION = 1
-_MANIFEST = "__dagnet__"
+_LIST_MAGIC = 0x112
+_V1_MAGIC = 0xF993FAC8
+_V2_MAGIC = 0xF993FAC9
+_V3_MAGIC = 0xF993FACA
+_CPU_DEV_TYPE = 1
+_DEV_TYPES = (1, 2, 3, 5)  # cpu, gpu, cpu_pinned, cpu_shared
+# mshadow type flag -> dtype (the flag is the index)
+_DTYPES = tuple(np.dtype(name) for name in (
+    "float32", "float64", "float16", "uint8", "int32", "int8", "int64", "bool",
+    "int16", "uint16", "uint32", "uint64"))
+_FLAGS = {dtype: flag for flag, dtype in enumerate(_DTYPES)}
+_BFLOAT16_FLAG = 12
+_ITEMSIZES = {flag: dtype.itemsize for flag, dtype in enumerate(_DTYPES)} | {_BFLOAT16_FLAG: 2}
+_SPARSE = {1: ("row_sparse", 1), 2: ("csr", 2)}  # storage type -> (name, aux arrays)
 
 
-def save(fname: str | os.PathLike, data: NDArray | Sequence[NDArray] | Mapping[str, NDArray]
-         ) -> None:
-    """Save one NDArray, a list of them, or a dict of name -> NDArray to ``fname``.
-
-    Waits for the arrays' pending writes.  :func:`load` returns a list for a
-    single array or a list, and a dict for a dict.
-    """
+def _items(data: Any) -> tuple[list[str], list[NDArray]]:
+    """The names (empty for a list) and arrays to save, checked."""
     if isinstance(data, NDArray):
         data = [data]
     if isinstance(data, Mapping):
@@ -46,9 +76,8 @@ def save(fname: str | os.PathLike, data: NDArray | Sequence[NDArray] | Mapping[s
         if not all(isinstance(n, str) for n in names):
             raise TypeError("save: dict keys must be strings")
         arrays = [data[n] for n in names]
-        kind = "dict"
     elif isinstance(data, (list, tuple)):
-        names, arrays, kind = [], list(data), "list"
+        names, arrays = [], list(data)
     else:
         raise TypeError(f"save: expected an NDArray, a list of NDArrays or a dict of str to "
                         f"NDArray, got {type(data).__name__}")
@@ -56,41 +85,211 @@ def save(fname: str | os.PathLike, data: NDArray | Sequence[NDArray] | Mapping[s
         if not isinstance(item, NDArray):
             label = repr(names[index]) if names else str(index)
             raise TypeError(f"save: item {label} is {type(item).__name__}, not an NDArray")
-    manifest = {"format": FORMAT, "version": VERSION, "kind": kind, "names": names}
-    payload = {f"a{i}": item.asnumpy() for i, item in enumerate(arrays)}
-    payload[_MANIFEST] = np.array(json.dumps(manifest))
+    return names, arrays
+
+
+def _dumps(names: list[str], arrays: list[NDArray]) -> bytes:
+    """The bytes of an NDArray-list file holding ``arrays`` under ``names``."""
+    hosts = [item.asnumpy() for item in arrays]  # waits for pending writes; host copies
+    magic = _V3_MAGIC if any(host.ndim == 0 for host in hosts) else _V2_MAGIC
+    out = [struct.pack("<QQQ", _LIST_MAGIC, 0, len(hosts))]
+    for host in hosts:
+        flag = _FLAGS.get(host.dtype)
+        if flag is None:
+            raise TypeError(f"save: dtype {host.dtype} has no MXNet type flag")
+        out.append(struct.pack(f"<Iii{host.ndim}q", magic, 0, host.ndim, *host.shape))
+        out.append(struct.pack("<iii", _CPU_DEV_TYPE, 0, flag))
+        out.append(np.ascontiguousarray(host, host.dtype.newbyteorder("<")).tobytes())
+    out.append(struct.pack("<Q", len(names)))
+    for name in names:
+        encoded = name.encode("utf-8")
+        out.append(struct.pack("<Q", len(encoded)) + encoded)
+    return b"".join(out)
+
+
+def save(fname: str | os.PathLike, data: NDArray | Sequence[NDArray] | Mapping[str, NDArray]
+         ) -> None:
+    """Save one NDArray, a list of them, or a dict of name -> NDArray to ``fname`` in
+    MXNet 1.x's binary format (see the module docstring); MXNet 1.x's ``mx.nd.load``
+    reads the file.
+
+    Waits for the arrays' pending writes.  :func:`load` returns a list for a single
+    array or a list, and a dict for a dict.  The file name is used as given.
+    """
+    payload = _dumps(*_items(data))
     with open(os.fspath(fname), "wb") as stream:
-        np.savez(stream, **payload)
+        stream.write(payload)
+
+
+class _Truncated(Exception):
+    """The buffer ended inside a field."""
+
+
+class _Reader:
+    """Little-endian fields read one after another from a buffer."""
+
+    def __init__(self, buf: bytes | memoryview) -> None:
+        self.buf = memoryview(buf).cast("B")
+        self.pos = 0
+
+    def take(self, size: int) -> memoryview:
+        if size < 0 or self.pos + size > len(self.buf):
+            raise _Truncated
+        self.pos += size
+        return self.buf[self.pos - size:self.pos]
+
+    def unpack(self, fmt: str) -> tuple:
+        return struct.unpack("<" + fmt, self.take(struct.calcsize("<" + fmt)))
+
+    def shape(self, dim_format: str = "q", ndim: int | None = None) -> tuple[int, ...] | None:
+        """A shape (int32 ndim unless given, then the dims); None for ndim < 0."""
+        if ndim is None:
+            (ndim,) = self.unpack("i")
+        return None if ndim < 0 else self.unpack(f"{ndim}{dim_format}")
+
+
+class _BadFile(Exception):
+    """The buffer is not a readable NDArray-list file; the message says why."""
+
+
+def _record(reader: _Reader) -> np.ndarray | str:
+    """One array record: its values, or what dagnet cannot hold ("row_sparse", "csr" or
+    "bfloat16")."""
+    (magic,) = reader.unpack("I")
+    sparse = None
+    if magic in (_V2_MAGIC, _V3_MAGIC):
+        (stype,) = reader.unpack("i")
+        if stype != 0:
+            if stype not in _SPARSE:
+                raise _BadFile(f"unknown storage type {stype}")
+            sparse = _SPARSE[stype]
+            storage_shape = reader.shape()
+        shape = reader.shape()
+        if shape is None:  # ndim -1: MXNet 1.5+'s uninitialised array
+            raise _BadFile("it holds an uninitialised NDArray (no shape)")
+        if shape == () and magic == _V2_MAGIC and sparse is None:
+            # a 0-d array (MXNet 1.5+) is followed by a context; MXNet < 1.5 wrote an
+            # uninitialised array as ndim 0 and nothing more
+            (dev_type,) = reader.unpack("i")
+            reader.pos -= 4
+            if dev_type not in _DEV_TYPES:
+                raise _BadFile("it holds an uninitialised NDArray (no shape)")
+    else:
+        shape = reader.shape("q") if magic == _V1_MAGIC else reader.shape("I", ndim=magic)
+        if not shape:
+            raise _BadFile("it holds an uninitialised NDArray (no shape)")
+    if any(dim < 0 for dim in shape):
+        raise _BadFile(f"it holds an NDArray of unknown shape {shape}")
+    _dev_type, _dev_id, flag = reader.unpack("iii")
+    if sparse is not None:
+        aux = [(reader.unpack("i")[0], reader.shape()) for _ in range(sparse[1])]
+        if storage_shape is None or any(s is None or f not in _ITEMSIZES
+                                        for f, s in [(flag, ())] + aux):
+            raise _BadFile("a sparse record is malformed")
+        if math.prod(storage_shape) == 0 and aux[-1][1]:
+            # MXNet rebuilds an unset storage shape from the indices, as its loader does
+            storage_shape = (aux[-1][1][:1] + shape[1:] if sparse[0] == "row_sparse"
+                             else aux[-1][1])
+        for part_flag, part_shape in [(flag, storage_shape)] + aux:
+            reader.take(math.prod(part_shape) * _ITEMSIZES[part_flag])
+        return sparse[0]
+    if flag not in _ITEMSIZES:
+        raise _BadFile(f"unknown type flag {flag}")
+    if flag == _BFLOAT16_FLAG:
+        reader.take(math.prod(shape) * _ITEMSIZES[flag])
+        return "bfloat16"
+    dtype = _DTYPES[flag]
+    raw = reader.take(math.prod(shape) * dtype.itemsize)
+    return np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype).reshape(shape)
+
+
+def _parse(buf: bytes | memoryview, source: str) -> tuple[list[str], list[np.ndarray]]:
+    """Names and host arrays of an NDArray-list file; ``source`` names it in errors."""
+    reader = _Reader(buf)
+    expected = ("an MXNet/dagnet NDArray file (as written by mx.nd.save: 8-byte magic "
+                "0x112, then the arrays)")
+    try:
+        (magic,) = reader.unpack("Q")
+        if magic != _LIST_MAGIC:
+            raise _BadFile(f"it starts with {bytes(reader.buf[:8]).hex()}, not the magic 0x112")
+        _reserved, count = reader.unpack("QQ")
+        records = []
+        for index in range(count):
+            try:
+                records.append(_record(reader))
+            except _BadFile as error:
+                raise _BadFile(f"array {index}: {error}") from None
+        (name_count,) = reader.unpack("Q")
+        names = [bytes(reader.take(reader.unpack("Q")[0])).decode("utf-8")
+                 for _ in range(name_count)]
+        if name_count not in (0, count):
+            raise _BadFile(f"it has {count} arrays but {name_count} names")
+    except _Truncated:
+        raise ValueError(f"{source} is not {expected}: it ends early (truncated at byte "
+                         f"{reader.pos} of {len(reader.buf)})") from None
+    except (_BadFile, UnicodeDecodeError) as error:
+        raise ValueError(f"{source} is not {expected}: {error}") from None
+    unsupported = {(f"{names[i]!r}" if names else f"array {i}") + f" ({kind})": kind
+                   for i, kind in enumerate(records) if isinstance(kind, str)}
+    if unsupported:
+        fixes = []
+        if any(kind != "bfloat16" for kind in unsupported.values()):
+            fixes.append("densify sparse arrays (arr.tostype('default'))")
+        if "bfloat16" in unsupported.values():
+            fixes.append("cast bfloat16 arrays (arr.astype('float32'))")
+        raise ValueError(
+            f"{source} holds arrays dagnet does not support (it has no sparse storage and "
+            f"no bfloat16): {', '.join(unsupported)}; with MXNet, {' and '.join(fixes)} "
+            f"and save them again with mx.nd.save")
+    return names, records
+
+
+def _load_npz(stream: Any, source: str) -> tuple[list[str], list[np.ndarray]]:
+    """Names and arrays of a file from an earlier dagnet: an ``.npz`` with a
+    ``__dagnet__`` JSON manifest and the arrays ``a0``, ``a1``, ..."""
+    with np.load(stream, allow_pickle=False) as archive:
+        if "__dagnet__" not in archive.files:
+            raise ValueError(f"{source} is an .npz archive without a dagnet manifest, not an "
+                             f"NDArray file; read it with numpy.load")
+        manifest = json.loads(str(archive["__dagnet__"]))
+        arrays = [archive[f"a{i}"] for i in range(len(archive.files) - 1)]
+    return (manifest["names"] if manifest["kind"] == "dict" else []), arrays
+
+
+def _result(names: list[str], hosts: list[np.ndarray], ctx: Any
+            ) -> list[NDArray] | dict[str, NDArray]:
+    from ..context import cpu
+
+    where = ctx if ctx is not None else cpu()
+    arrays = [array(host, ctx=where, dtype=host.dtype) for host in hosts]
+    return dict(zip(names, arrays)) if names else arrays
 
 
 def load(fname: str | os.PathLike, ctx: Any = None) -> list[NDArray] | dict[str, NDArray]:
-    """Load what :func:`save` wrote: a list, or a dict of name -> NDArray (on ``ctx``,
-    default the CPU)."""
-    from ..context import cpu
+    """Load an NDArray file written by MXNet 1.x's ``mx.nd.save`` (also a
+    ``save_checkpoint`` or gluon ``save_parameters`` ``.params`` file) or by :func:`save`.
 
+    Returns a list when the file stores no names, else a dict of name -> NDArray, with
+    the arrays on ``ctx`` (default the CPU).  Raises ``ValueError`` for a file that is
+    not an NDArray file, is truncated, or holds sparse or bfloat16 arrays.
+    """
     path = os.fspath(fname)
     with open(path, "rb") as stream:
-        magic = stream.read(4)
-        if magic[:2] != b"PK":
-            raise ValueError(
-                f"{path} is not a dagnet NDArray file (a numpy .npz archive); MXNet's binary "
-                f".params format is not supported -- load it with MXNet and save the arrays "
-                f"through numpy")
+        if stream.read(2) == b"PK":  # an .npz from an earlier dagnet
+            stream.seek(0)
+            return _result(*_load_npz(stream, path), ctx)
         stream.seek(0)
-        with np.load(stream, allow_pickle=False) as archive:
-            if _MANIFEST not in archive.files:
-                raise ValueError(f"{path} is an .npz archive without a dagnet manifest; "
-                                 f"read it with numpy.load")
-            manifest = json.loads(str(archive[_MANIFEST]))
-            if manifest.get("format") != FORMAT or manifest.get("version", 0) > VERSION:
-                raise ValueError(f"{path}: unsupported format {manifest.get('format')!r} "
-                                 f"version {manifest.get('version')!r}")
-            count = len([f for f in archive.files if f != _MANIFEST])
-            where = ctx if ctx is not None else cpu()
-            arrays = []
-            for index in range(count):
-                values = archive[f"a{index}"]
-                arrays.append(array(values, ctx=where, dtype=values.dtype))
-    if manifest["kind"] == "dict":
-        return dict(zip(manifest["names"], arrays))
-    return arrays
+        payload = stream.read()
+    return _result(*_parse(payload, path), ctx)
+
+
+def load_frombuffer(buf: bytes | bytearray | memoryview, ctx: Any = None
+                    ) -> list[NDArray] | dict[str, NDArray]:
+    """Load NDArrays from ``buf``, the bytes of a file :func:`load` reads (MXNet's
+    ``mx.nd.load_frombuffer``): a list, or a dict of name -> NDArray, on ``ctx``."""
+    if isinstance(buf, str):
+        raise TypeError("load_frombuffer: buf must be bytes (open the file in 'rb' mode), "
+                        "got str")
+    if not isinstance(buf, (bytes, bytearray, memoryview)):
+        raise TypeError(f"load_frombuffer: buf must be bytes, got {type(buf).__name__}")
+    return _result(*_parse(buf, "the buffer"), ctx)
