@@ -97,6 +97,17 @@ def _check(names: list[str], max_examples: int | None) -> int:
     return 1 if failed else 0
 
 
+def _launch(args: argparse.Namespace) -> int:
+    from .launcher import LaunchError, launch
+
+    try:
+        return launch(args.training_command, args.num_workers, args.scheduler,
+                      args.kvstore_mode, args.timeout)
+    except LaunchError as error:
+        print(f"dagnet: error: {error}", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dagnet`` console script."""
     parser = argparse.ArgumentParser(prog="dagnet", description="dagnet plugin and config tools")
@@ -117,8 +128,25 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument(
         "--max-examples", type=int, default=None, help="hypothesis examples per backend and engine"
     )
+    run = commands.add_parser(
+        "launch",
+        help="run a training command as N processes of a distributed job (dist_sync or "
+        "dist_async KVStore) on a local Dask cluster or an existing one",
+    )
+    run.add_argument("-n", "--num-workers", type=int, required=True,
+                     help="training processes to start")
+    run.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                     help="join this Dask scheduler (tcp://host:8786) and run the processes on "
+                     "its workers; default: a local cluster on 127.0.0.1")
+    run.add_argument("--kvstore-mode", choices=["sync", "async"], default="sync",
+                     help="the parameter server's mode: sync for dist_sync, async for dist_async")
+    run.add_argument("--timeout", type=float, default=5.0,
+                     help="seconds without a heartbeat after which a worker counts as lost")
+    run.add_argument("training_command", nargs=argparse.REMAINDER, metavar="COMMAND ...")
     args = parser.parse_args(argv)
     try:
+        if args.command == "launch":
+            return _launch(args)
         if args.command == "ops":
             print(_ops_report())
             return 0

@@ -1,0 +1,284 @@
+"""The :class:`KVStore` interface and everything every store shares: checking keys and
+values, grouping them per key, the updater and its saved states.
+
+A store variant supplies only where it sums the values pushed for one key
+(:meth:`KVStore._reduce_context`) and whether the stored value follows the sum
+to that device (:attr:`KVStore._stored_follows_sum`).  The sums and copies are
+NDArray operations, so they run asynchronously through the engine like any
+other operator.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._argcheck import ArgumentTypeError
+from .._errors import DagnetError, ShapeError
+from ..context import Context, cpu
+
+__all__ = ["KVStore", "KVStoreError", "UninitializedKeyError", "Key"]
+
+Key = int | str
+
+
+class KVStoreError(DagnetError, ValueError):
+    """Misuse of a key-value store: a key initialised twice, int and str keys mixed,
+    values that do not pair with the keys, optimizer states without an optimizer."""
+
+
+class UninitializedKeyError(KVStoreError, KeyError):
+    """A push or pull of a key that ``init`` never stored."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else ""
+
+
+class KVStore:
+    """A key-value store for data-parallel training (MXNet's ``mx.kv.KVStore``).
+
+    Keys are ints or strs (one kind per store).  ``init`` stores a value,
+    ``push`` sums the values given for a key (one per device) and either stores
+    the sum or, after :meth:`set_optimizer`, applies the optimizer's update to the
+    stored weight with the sum as gradient; ``pull`` copies the stored value into
+    every output array.  Create stores with :func:`dagnet.kv.create`.
+    """
+
+    #: Capability names :meth:`is_capable` knows (MXNet's ``KVStoreBase.OPTIMIZER``).
+    OPTIMIZER = "optimizer"
+
+    # Whether a push moves the stored value to the device where the sum is made.
+    _stored_follows_sum = False
+
+    def __init__(self, name: str) -> None:
+        self._type = name
+        self._store: dict[Key, Any] = {}
+        self._key_type: type | None = None
+        self._updater: Callable[[Key, Any, Any], None] | None = None
+
+    # -- what a variant decides ------------------------------------------------------
+    def _reduce_context(self, values: list[Any]) -> Context:
+        """The device on which the values pushed for one key are summed."""
+        raise NotImplementedError(f"{type(self).__name__} must define _reduce_context")
+
+    # -- properties ------------------------------------------------------------------
+    @property
+    def type(self) -> str:
+        """The name the store was created with (``'local'``, ``'device'``, ...)."""
+        return self._type
+
+    @property
+    def rank(self) -> int:
+        """This worker's index among the workers: 0 for a single-process store."""
+        return 0
+
+    @property
+    def num_workers(self) -> int:
+        """How many workers share the store: 1 for a single-process store."""
+        return 1
+
+    def is_capable(self, capability: str) -> bool:
+        """Whether the store supports ``capability``; a local store can run an optimizer
+        (``'optimizer'``)."""
+        if capability.lower() == self.OPTIMIZER:
+            return True
+        raise KVStoreError(f"unknown capability {capability!r}; expected {self.OPTIMIZER!r}")
+
+    # -- the operations --------------------------------------------------------------
+    def init(self, key: Key | Sequence[Key], value: Any) -> None:
+        """Store the first value of ``key`` (or of each key of a list, with a list of
+        values): a copy on the CPU.  A key can be initialised only once."""
+        for k, values in self._pairs(key, value, "init", "value", many_per_key=False):
+            self._check_key_type(k, "init")
+            if k in self._store:
+                raise KVStoreError(f"duplicate init of key {k!r}: it already holds a value; "
+                                   f"call init once per key (push or pull to use it)")
+            (array,) = values
+            self._store[k] = array.copyto(cpu())
+
+    def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
+        """Push ``value`` for ``key``: a list of arrays (one per device) is summed first.
+
+        Without an optimizer (or updater) the sum replaces the stored value; with one,
+        ``updater(key, sum, stored)`` updates the stored weight in place.  Repeated keys
+        in a list of keys are summed together.  ``priority`` is a scheduling hint;
+        every push is ordered after the earlier ones on the same arrays either way."""
+        for k, values in self._pairs(key, value, "push", "value", many_per_key=True):
+            stored = self._stored(k, "push")
+            for array in values:
+                self._check_shape(k, "pushed", array, stored)
+            target = self._reduce_context(values)
+            merged = self._merge(values, target)
+            if self._stored_follows_sum and stored.context != target:
+                stored = self._store[k] = stored.copyto(target)
+            if self._updater is None:
+                merged.copyto(stored)
+            else:
+                self._updater(k, merged, stored)
+
+    def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0,
+             ignore_sparse: bool = True) -> None:
+        """Copy the stored value of ``key`` into ``out`` (an array, or a list of arrays
+        that each get it, one per device); with a list of keys, ``out`` holds one entry
+        per key.  ``ignore_sparse`` matters only for sparse arrays, which dagnet lacks."""
+        if out is None:
+            raise ArgumentTypeError("KVStore.pull: out is required; pass the NDArray (or a "
+                                    "list of NDArrays, one per device) to copy the value into")
+        for k, outs in self._pairs(key, out, "pull", "out", many_per_key=True):
+            stored = self._stored(k, "pull")
+            for array in outs:
+                self._check_shape(k, "output", array, stored)
+            for array in outs:
+                stored.copyto(array)
+
+    def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None,
+                 priority: int = 0) -> None:
+        """:meth:`push` then, when ``out`` is given, :meth:`pull` into ``out``."""
+        self.push(key, value, priority)
+        if out is not None:
+            self.pull(key, out, priority)
+
+    def broadcast(self, key: Key | Sequence[Key], value: Any, out: Any,
+                  priority: int = 0) -> None:
+        """:meth:`init` ``key`` with ``value`` and :meth:`pull` it into ``out``."""
+        self.init(key, value)
+        self.pull(key, out, priority)
+
+    def barrier(self) -> None:
+        """Wait until every worker gets here: with one worker there is none to wait for."""
+
+    _barrier = barrier
+
+    # -- optimizer -------------------------------------------------------------------
+    def set_optimizer(self, optimizer: Any) -> None:
+        """Update stored weights with ``optimizer`` (a :class:`dagnet.optimizer.Optimizer`)
+        at every push, keeping the optimizer's state per key in the store."""
+        from .. import optimizer as opt
+
+        if not isinstance(optimizer, opt.Optimizer):
+            raise ArgumentTypeError(f"KVStore.set_optimizer: expected a dagnet.optimizer."
+                                    f"Optimizer such as mx.optimizer.SGD(), got "
+                                    f"{type(optimizer).__name__}")
+        self.set_updater(opt.get_updater(optimizer))
+
+    def set_updater(self, updater: Callable[[Key, Any, Any], None]) -> None:
+        """Call ``updater(key, pushed_sum, stored_weight)`` at every push instead of
+        replacing the stored value; the updater changes ``stored_weight`` in place."""
+        if not callable(updater):
+            raise ArgumentTypeError(f"KVStore.set_updater: the updater must be callable as "
+                                    f"updater(key, grad, weight), got {type(updater).__name__}")
+        self._updater = updater
+
+    _set_updater = set_updater
+
+    def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
+        """Write the optimizer's states (and with ``dump_optimizer`` the optimizer) to
+        ``fname``, for :meth:`load_optimizer_states`."""
+        updater = self._state_updater("save_optimizer_states")
+        with open(fname, "wb") as fout:
+            fout.write(updater.get_states(dump_optimizer))
+
+    def load_optimizer_states(self, fname: str) -> None:
+        """Read optimizer states written by :meth:`save_optimizer_states`."""
+        updater = self._state_updater("load_optimizer_states")
+        with open(fname, "rb") as fin:
+            updater.set_states(fin.read())
+
+    def _state_updater(self, what: str) -> Any:
+        if self._updater is None:
+            raise KVStoreError(f"KVStore.{what}: the store has no optimizer; call "
+                               f"set_optimizer(optimizer) first")
+        if not hasattr(self._updater, "get_states"):
+            raise KVStoreError(f"KVStore.{what}: the updater set with set_updater keeps no "
+                               f"states to save; use set_optimizer(optimizer) instead")
+        return self._updater
+
+    # -- helpers ---------------------------------------------------------------------
+    def _merge(self, values: list[Any], target: Context) -> Any:
+        """The sum of ``values`` on ``target``: one ``add_n`` over copies where needed."""
+        from .. import ndarray
+
+        local = [v if v.context == target else v.copyto(target) for v in values]
+        if len(local) == 1:
+            return local[0]
+        return ndarray.add_n(*local)
+
+    def _stored(self, key: Key, what: str) -> Any:
+        try:
+            return self._store[key]
+        except KeyError:
+            hint = ""
+            if self._key_type is not None and not isinstance(key, self._key_type):
+                hint = (f"; this store's keys are {self._key_type.__name__}s and int and str "
+                        f"keys cannot be mixed")
+            raise UninitializedKeyError(
+                f"KVStore.{what}: key {key!r} has not been initialised{hint}; call "
+                f"kv.init({key!r}, value) first") from None
+
+    def _check_key_type(self, key: Key, what: str) -> None:
+        kind = str if isinstance(key, str) else int
+        if self._key_type is None:
+            self._key_type = kind
+        elif kind is not self._key_type:
+            raise KVStoreError(
+                f"KVStore.{what}: key {key!r} is a {kind.__name__} but this store's keys are "
+                f"{self._key_type.__name__}s; int and str keys cannot be mixed in one store")
+
+    @staticmethod
+    def _check_shape(key: Key, what: str, array: Any, stored: Any) -> None:
+        if tuple(array.shape) != tuple(stored.shape):
+            raise ShapeError(f"KVStore: the {what} array for key {key!r} has shape "
+                             f"{tuple(array.shape)} but the stored value has shape "
+                             f"{tuple(stored.shape)}; arrays of one key must all have its shape")
+
+    @staticmethod
+    def _pairs(key: Any, value: Any, what: str, value_name: str,
+               many_per_key: bool) -> list[tuple[Key, list[Any]]]:
+        """``(key, arrays)`` per distinct key, in first-seen order, arrays of a repeated
+        key joined; ``value`` pairs with ``key`` as MXNet pairs them."""
+        if isinstance(key, (list, tuple)):
+            keys = [_check_key(k, what) for k in key]
+            if not isinstance(value, (list, tuple)) or len(value) != len(keys):
+                got = (f"{len(value)} entries" if isinstance(value, (list, tuple))
+                       else f"a {type(value).__name__}")
+                raise KVStoreError(f"KVStore.{what}: {len(keys)} keys need a list of "
+                                   f"{len(keys)} {value_name}s, one per key, but got {got}")
+            entries = list(value)
+        else:
+            keys, entries = [_check_key(key, what)], [value]
+        grouped: dict[Key, list[Any]] = {}
+        for k, entry in zip(keys, entries):
+            arrays = _arrays(entry, k, what, value_name)
+            if not many_per_key and (len(arrays) != 1 or k in grouped):
+                raise KVStoreError(f"KVStore.{what}: key {k!r} got more than one {value_name}; "
+                                   f"init takes exactly one NDArray per key")
+            grouped.setdefault(k, []).extend(arrays)
+        return list(grouped.items())
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._type!r} with {len(self._store)} keys>"
+
+
+def _check_key(key: Any, what: str) -> Key:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, numbers.Integral) and not isinstance(key, bool):
+        return int(key)
+    raise ArgumentTypeError(f"KVStore.{what}: a key must be an int or a str, got {key!r} "
+                            f"({type(key).__name__})")
+
+
+def _arrays(entry: Any, key: Key, what: str, value_name: str) -> list[Any]:
+    from ..ndarray import NDArray
+
+    arrays = list(entry) if isinstance(entry, (list, tuple)) else [entry]
+    if not arrays:
+        raise KVStoreError(f"KVStore.{what}: key {key!r} got an empty list of {value_name}s")
+    for array in arrays:
+        if not isinstance(array, NDArray):
+            raise ArgumentTypeError(
+                f"KVStore.{what}: the {value_name} for key {key!r} must be an NDArray or a "
+                f"list of NDArrays, got {type(array).__name__} (convert with mx.nd.array)")
+    return arrays
+

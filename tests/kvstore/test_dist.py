@@ -1,0 +1,106 @@
+"""The distributed stores on real Dask clusters on loopback, through ``dagnet launch``.
+
+Every job here is bounded: a few dozen steps, a subprocess timeout, and a
+heartbeat limit of a few seconds.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dagnet as mx
+from dagnet.kvstore import DistributedKVStoreError
+
+distributed = pytest.importorskip("distributed", reason="the distributed stores run on Dask "
+                                  "distributed: pip install 'dagnet[dist]'")
+
+sys.path.insert(0, str(Path(__file__).parent))
+import dist_job  # noqa: E402
+
+JOB = Path(__file__).parent / "dist_job.py"
+STEPS = 24
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """A Dask cluster on 127.0.0.1 with two single-threaded worker processes."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None)
+    yield cluster
+    cluster.close()
+
+
+def launch(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``dagnet launch ARGS`` as a user runs it, with a bound on its time."""
+    return subprocess.run([sys.executable, "-m", "dagnet.cli", "launch", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_dist_sync_equals_one_process_bit_for_bit(tmp_path):
+    result = launch("-n", "2", sys.executable, str(JOB), str(tmp_path), "dist_sync", str(STEPS))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "worker 0 of 2" in result.stdout and "worker 1 of 2" in result.stdout
+    distributed_weights = dict(np.load(tmp_path / "weights.npz"))
+
+    local, accuracy = dist_job.train(mx.kv.create("local"), [0, 1], STEPS)
+    assert accuracy > 0.9
+    assert distributed_weights.keys() == local.keys()
+    for name, value in local.items():
+        np.testing.assert_array_equal(distributed_weights[name], value, err_msg=name)
+
+
+def test_dist_async_converges(tmp_path):
+    result = launch("-n", "2", "--kvstore-mode", "async", sys.executable, str(JOB),
+                    str(tmp_path), "dist_async", str(STEPS))
+    assert result.returncode == 0, result.stdout + result.stderr
+    accuracies = [float(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines()
+                  if "accuracy" in line]
+    assert len(accuracies) == 2 and min(accuracies) > 0.9
+
+
+def test_a_dead_worker_is_a_clear_error_on_the_others(tmp_path):
+    started = time.monotonic()
+    result = launch("-n", "2", "--timeout", "2", sys.executable, str(JOB), str(tmp_path),
+                    "dist_sync", str(STEPS), "5")
+    assert result.returncode == 7  # the dead worker's status
+    assert "worker 1 exited with status 7" in result.stderr
+    assert "DistributedKVStoreError" in result.stderr
+    assert "waits for worker 1, which stopped responding" in result.stderr
+    assert time.monotonic() - started < 60
+    assert not (tmp_path / "weights.npz").exists()
+
+
+def test_launch_on_an_existing_cluster(tmp_path, dask_cluster):
+    result = launch("-n", "2", "--scheduler", dask_cluster.scheduler_address, sys.executable,
+                    str(JOB), str(tmp_path), "dist_sync", "8")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "--- worker 0 (exit status 0) ---" in result.stdout
+    assert "--- worker 1 (exit status 0) ---" in result.stdout
+    assert (tmp_path / "weights.npz").exists()
+
+
+def test_a_job_larger_than_the_cluster_is_refused(tmp_path, dask_cluster):
+    result = launch("-n", "3", "--scheduler", dask_cluster.scheduler_address, sys.executable,
+                    str(JOB), str(tmp_path), "dist_sync", "1")
+    assert result.returncode == 2
+    assert "2 worker threads but the job needs 3" in result.stderr
+
+
+def test_mode_mismatch_and_missing_command_are_explained(tmp_path):
+    result = launch("-n", "1", sys.executable, str(JOB), str(tmp_path), "dist_async", "1")
+    assert result.returncode != 0
+    assert "runs in sync mode but the script creates 'dist_async'" in result.stderr
+    result = launch("-n", "2")
+    assert result.returncode == 2 and "no command given" in result.stderr
+
+
+def test_dist_store_outside_a_job_says_how_to_start_one(monkeypatch):
+    monkeypatch.delenv("DAGNET_KV_SCHEDULER", raising=False)
+    with pytest.raises(DistributedKVStoreError, match="dagnet launch -n 2"):
+        mx.kv.create("dist_sync")
