@@ -30,7 +30,9 @@ ALLOWED_THIRD_PARTY = {"dagnet", "pluggy"}
 DISCOVERY_ONLY = {"importlib.metadata", "importlib_metadata"}
 # Subsystems the facade loads on first attribute access.
 LAZY_SUBMODULES = {"dagnet.engine", "dagnet.backend", "dagnet.storage", "dagnet.resource",
-                   "dagnet.random", "dagnet.testing", "dagnet.cli"}
+                   "dagnet.random", "dagnet.testing", "dagnet.cli", "dagnet.kv",
+                   "dagnet.kvstore", "dagnet.mod", "dagnet.module", "dagnet.model",
+                   "dagnet.callback"}
 
 
 def builtin_plugin_packages() -> set[str]:
