@@ -6,9 +6,15 @@ so nothing is downloaded.  A fifth is held out; the network trains on the
 rest with SGD and momentum, prints the loss and the held-out accuracy after
 each epoch, and saves the trained symbol and parameters in MXNet's formats
 (``digits-symbol.json``, ``digits-NNNN.params``) so ``mx.sym.load`` and
-``mx.nd.load`` read them back.
+``mx.nd.load`` (or MXNet itself) read them back.
+
+With ``--kvstore`` the gradients go through a key-value store, which runs the
+optimizer; ``--kvstore dist_sync --workers 2`` trains data-parallel in two
+processes on a local Dask cluster (started through ``dagnet launch``; install
+``dagnet[dist]``), each computing half of every batch.
 
     python examples/train_digits.py [--epochs 12] [--engine naive] [--backend cuda]
+    python examples/train_digits.py --kvstore dist_sync --workers 2
 """
 
 from __future__ import annotations
@@ -37,6 +43,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--backend", default="cpu", choices=["cpu", "cuda"],
                         help="device to train on")
     parser.add_argument("--out", default=".", help="folder for the saved symbol and parameters")
+    parser.add_argument("--kvstore", default=None,
+                        choices=["local", "device", "dist_sync", "dist_async"],
+                        help="update through a KVStore of this type (default: an updater in "
+                             "this process)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="training processes for a dist_* store (started with dagnet "
+                             "launch on a local Dask cluster)")
     return parser.parse_args(argv)
 
 
@@ -100,61 +113,98 @@ def cross_entropy(probabilities: np.ndarray, labels: np.ndarray) -> float:
     return float(-np.log(np.maximum(picked, 1e-12)).mean())
 
 
+def relaunch(args: argparse.Namespace, argv: list[str] | None) -> int:
+    """Run this script as ``args.workers`` processes of a distributed job."""
+    from dagnet.launcher import launch
+
+    command = [sys.executable, os.path.abspath(__file__), *(sys.argv[1:] if argv is None
+                                                            else argv)]
+    mode = "async" if args.kvstore == "dist_async" else "sync"
+    return launch(command, args.workers, mode=mode)
+
+
 def main(argv: list[str] | None = None) -> float:
     args = parse_args(argv)
+    distributed = bool(args.kvstore) and args.kvstore.startswith("dist_")
+    if args.workers > 1 and not distributed:
+        raise SystemExit("--workers needs --kvstore dist_sync or dist_async")
+    if distributed and "DAGNET_KV_RANK" not in os.environ:
+        sys.exit(relaunch(args, argv))
     if args.engine:
         mx.config.set(engine=args.engine)
     ctx = mx.gpu(0) if args.backend == "cuda" else mx.cpu()
     mx.random.seed(args.seed)
     x_train, y_train, x_test, y_test = load_digits(args.seed)
     batch = args.batch_size
+    kv = mx.kv.create(args.kvstore) if args.kvstore else None
+    rank, workers = (kv.rank, kv.num_workers) if kv else (0, 1)
+    if batch % workers:
+        raise SystemExit(f"--batch-size {batch} does not split evenly over {workers} workers")
+    shard = batch // workers  # this worker computes rows [rank*shard, (rank+1)*shard) of a batch
+    report = print if rank == 0 else (lambda *a, **k: None)
 
     net = build_network()
-    executor = net.simple_bind(ctx, data=(batch, 1, 8, 8), softmax_label=(batch,))
+    executor = net.simple_bind(ctx, data=(shard, 1, 8, 8), softmax_label=(shard,))
     params = [n for n in net.list_arguments() if n not in ("data", "softmax_label")]
     initializer = mx.init.Xavier(rnd_type="gaussian", factor_type="in", magnitude=2)
     for name in params:
         initializer(mx.init.InitDesc(name), executor.arg_dict[name])
     optimizer = mx.optimizer.SGD(learning_rate=args.lr, momentum=args.momentum, wd=args.wd,
                                  rescale_grad=1.0 / batch, param_idx2name=dict(enumerate(params)))
-    updater = mx.optimizer.get_updater(optimizer)
+    if kv:
+        for i, name in enumerate(params):
+            kv.init(i, executor.arg_dict[name])
+            kv.pull(i, out=executor.arg_dict[name])  # every worker starts from rank 0's
+        kv.set_optimizer(optimizer)
+    else:
+        updater = mx.optimizer.get_updater(optimizer)
     evaluator = executor.reshape(allow_up_sizing=True, data=(len(x_test), 1, 8, 8),
                                  softmax_label=(len(x_test),))
 
-    print(f"training on {len(x_train)} digits, testing on {len(x_test)}; "
-          f"engine {mx.engine.current().name}, device {ctx}")
+    report(f"training on {len(x_train)} digits, testing on {len(x_test)}; "
+           f"engine {mx.engine.current().name}, device {ctx}"
+           + (f", kvstore {kv.type} with {workers} worker(s)" if kv else ""))
     steps = len(x_train) // batch
     started = time.perf_counter()
     accuracy = 0.0
     rng = np.random.default_rng(args.seed)
     for epoch in range(1, args.epochs + 1):
         order = rng.permutation(len(x_train))
-        progress = Progress(epoch, args.epochs, steps)
+        progress = Progress(epoch, args.epochs, steps) if rank == 0 else None
         losses = []
         for step in range(steps):
-            index = order[step * batch:(step + 1) * batch]
+            index = order[step * batch + rank * shard:step * batch + (rank + 1) * shard]
             executor.forward(is_train=True, data=x_train[index], softmax_label=y_train[index])
             executor.backward()
-            for i, name in enumerate(params):
-                updater(i, executor.grad_dict[name], executor.arg_dict[name])
+            if kv:
+                kv.pushpull(list(range(len(params))), [executor.grad_dict[n] for n in params],
+                            out=[executor.arg_dict[n] for n in params])
+            else:
+                for i, name in enumerate(params):
+                    updater(i, executor.grad_dict[name], executor.arg_dict[name])
             if step % 10 == 9 or step == steps - 1:
                 losses.append(cross_entropy(executor.outputs[0].asnumpy(), y_train[index]))
-                progress.update(step + 1, float(np.mean(losses)))
-        progress.close()
+                if progress:
+                    progress.update(step + 1, float(np.mean(losses)))
+        if progress:
+            progress.close()
         evaluator.forward(is_train=False, data=x_test, softmax_label=y_test)
         predicted = evaluator.outputs[0].asnumpy().argmax(axis=1)
         accuracy = float((predicted == y_test).mean())
-        print(f"epoch {epoch:>2}/{args.epochs}  loss {np.mean(losses):.4f}  "
-              f"held-out accuracy {accuracy:.4f}  ({time.perf_counter() - started:.1f} s)")
+        report(f"epoch {epoch:>2}/{args.epochs}  loss {np.mean(losses):.4f}  "
+               f"held-out accuracy {accuracy:.4f}  ({time.perf_counter() - started:.1f} s)")
 
-    os.makedirs(args.out, exist_ok=True)
-    prefix = os.path.join(args.out, "digits")
-    net.save(f"{prefix}-symbol.json")
-    saved = {f"arg:{name}": executor.arg_dict[name] for name in params}
-    saved.update({f"aux:{name}": array for name, array in executor.aux_dict.items()})
-    mx.nd.save(f"{prefix}-{args.epochs:04d}.params", saved)
-    print(f"saved {prefix}-symbol.json and {prefix}-{args.epochs:04d}.params; "
-          f"held-out accuracy {accuracy:.4f}")
+    if rank == 0:
+        os.makedirs(args.out, exist_ok=True)
+        prefix = os.path.join(args.out, "digits")
+        net.save(f"{prefix}-symbol.json")
+        saved = {f"arg:{name}": executor.arg_dict[name] for name in params}
+        saved.update({f"aux:{name}": array for name, array in executor.aux_dict.items()})
+        mx.nd.save(f"{prefix}-{args.epochs:04d}.params", saved)
+        report(f"saved {prefix}-symbol.json and {prefix}-{args.epochs:04d}.params; "
+               f"held-out accuracy {accuracy:.4f}")
+    if kv and workers > 1:
+        kv.barrier()  # nobody leaves while another still needs the server
     return accuracy
 
 

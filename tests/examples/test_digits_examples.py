@@ -77,3 +77,16 @@ def test_unknown_engine_is_refused_with_the_choices(tmp_path):
     assert result.returncode != 0
     assert "turbo" in result.stderr and "naive" in result.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_two_workers_through_dist_sync_train_like_one(tmp_path):
+    pytest.importorskip("distributed", reason="dist_sync runs on Dask: pip install "
+                        "'dagnet[dist]'")
+    single, _ = run_example("train_digits.py", tmp_path / "one", "--epochs", "3")
+    accuracy, stdout = run_example("train_digits.py", tmp_path / "two", "--epochs", "3",
+                                   "--kvstore", "dist_sync", "--workers", "2")
+    assert "kvstore dist_sync with 2 worker(s)" in stdout
+    assert stdout.count("epoch  3/3") == 1  # only worker 0 reports
+    # half of each batch per worker, summed on the server: the same steps as one process
+    assert accuracy == pytest.approx(single, abs=0.01)
+    assert (tmp_path / "two" / "digits-0003.params").exists()
