@@ -23,6 +23,7 @@ from typing import Any
 
 from .._errors import DagnetError
 from ..context import cpu
+from ..ndarray._invoke import assign
 from ._base import Key, KVStore, KVStoreError
 
 __all__ = ["DistKVStore", "DistributedKVStoreError", "JOB_ENV", "DIST_STORE_TYPES", "connect"]
@@ -155,7 +156,7 @@ class DistKVStore(KVStore):
         by_key = dict(zip([k for k, _ in items], values))
         for k, outs in pairs:
             for array in outs:
-                array[:] = by_key[k]
+                assign(array, by_key[k], owned=True)
 
     def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0,
              ignore_sparse: bool = True) -> None:
@@ -168,7 +169,7 @@ class DistKVStore(KVStore):
         values = self._call("pull", self._rank, [(k, self._pushes[k]) for k, _ in pairs])
         for (_, outs), value in zip(pairs, values):
             for array in outs:
-                array[:] = value
+                assign(array, value, owned=True)  # the reply is ours alone: no copy
 
     def _out_pairs(self, key: Key | Sequence[Key], out: Any) -> list[tuple[Key, list[Any]]]:
         pairs = self._pairs(key, out, "pull", "out", many_per_key=True)

@@ -222,8 +222,10 @@ class ParameterServer:
     def _complete_rounds(self, key: Any, entry: _Key) -> None:
         while all(entry.pending.get(r) for r in range(self.num_workers)):
             total = entry.pending[0].pop(0)
-            for rank in range(1, self.num_workers):
-                total = total + entry.pending[rank].pop(0)
+            if self.num_workers > 1 and not total.flags.writeable:
+                total = total.copy()
+            for rank in range(1, self.num_workers):  # in rank order, into rank 0's array
+                np.add(total, entry.pending[rank].pop(0), out=total)
             self._apply(key, entry, total)
 
     def _apply(self, key: Any, entry: _Key, total: np.ndarray) -> None:
