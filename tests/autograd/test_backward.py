@@ -71,6 +71,30 @@ def test_grad_req_write_overwrites_add_accumulates_null_leaves_alone(engine):
     np.testing.assert_allclose(n.grad.asnumpy(), [0.0, 0.0])
 
 
+def test_single_gradients_written_straight_into_grad_honour_grad_req(engine):
+    """Each variable here gets one gradient from one backward operator, which writes it
+    into ``.grad`` itself: 'write' overwrites, 'add' accumulates, as on the summed path."""
+    xv, wv, bv = RNG.standard_normal((4, 5)), RNG.standard_normal((3, 5)), RNG.standard_normal(3)
+    x, w, b = _variable(xv), _variable(wv, "add"), _variable(bv)
+    head = nd.array(RNG.standard_normal((4, 3)), dtype=np.float64)
+    for _ in range(2):
+        with autograd.record():
+            y = nd.FullyConnected(x, w, b, num_hidden=3)
+        y.backward(head)
+    hv = head.asnumpy()
+    np.testing.assert_allclose(x.grad.asnumpy(), hv @ wv, rtol=1e-12)
+    np.testing.assert_allclose(w.grad.asnumpy(), 2 * hv.T @ xv, rtol=1e-12)
+    np.testing.assert_allclose(b.grad.asnumpy(), hv.sum(axis=0), rtol=1e-12)
+
+
+def test_a_variable_that_is_also_a_head_sums_both_parts(engine):
+    x = _variable([1.0, 2.0])
+    with autograd.record():
+        y = nd.exp(x)
+    autograd.backward([y, x])
+    np.testing.assert_allclose(x.grad.asnumpy(), np.exp([1.0, 2.0]) + 1.0)
+
+
 def test_head_gradient_weights_the_head(engine):
     x = _variable([1.0, 2.0, 3.0])
     with autograd.record():

@@ -48,12 +48,15 @@ def backward(heads: NDArray | Sequence[NDArray], head_grads: Any = None,
     """
     heads, entries, seeds = _prepare_heads(heads, head_grads)
     order = _topological(entries)
-    totals = _run(order, entries, seeds, lambda var: var.req != "null", train_mode)
+    direct: dict[Variable, bool] = {}
+    totals = _run(order, entries, seeds, lambda var: var.req != "null", train_mode, direct)
     if not totals:
         raise AutogradError("there are no variables in the computational graph that require "
                             "gradients: call attach_grad() (with grad_req 'write' or 'add') on "
                             "the arrays you differentiate with respect to, before record()")
     for var, parts in totals.items():
+        if direct.get(var):
+            continue  # its one gradient was written (or added) straight into var.grad
         if parts:
             _write_sum(var.grad, parts, add=var.req == "add")
         elif var.req == "write":
@@ -195,9 +198,17 @@ def _free(order: Sequence[Node]) -> None:
 
 # -- running the gradient rules -------------------------------------------------------
 def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[[Any], bool],
-         train_mode: bool) -> dict[Variable, list[NDArray]]:
-    """Push every needed backward operator; returns the gradient parts per reached variable."""
+         train_mode: bool, direct: dict[Variable, bool] | None = None
+         ) -> dict[Variable, list[NDArray]]:
+    """Push every needed backward operator; returns the gradient parts per reached variable.
+
+    With ``direct`` (for :func:`backward`), a variable that gets exactly one gradient from
+    one backward operator has it written (or, for ``grad_req='add'``, added) by that
+    operator straight into ``.grad``, saving a buffer and a copy; ``direct[var]`` is set
+    True once that happened."""
     needs = _needed(order, wanted)
+    if direct is not None:
+        direct.update(_single_contributions(order, needs, entries, wanted))
     grads: dict[tuple, list[NDArray]] = {}
     reached: dict[Variable, None] = {}
     for entry, seed in zip(entries, seeds):
@@ -217,7 +228,7 @@ def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[
     try:
         for node in reversed(order):
             if node in needs:
-                _backward_node(node, grads, needs, wanted, reached)
+                _backward_node(node, grads, needs, wanted, reached, direct)
     finally:
         set_recording(recording)
         set_training(training)
@@ -243,8 +254,26 @@ def _uses_out_grad(node: Node) -> bool:
     return isinstance(rule, Gradient) and "out_grad" in rule.uses
 
 
+def _single_contributions(order: list[Node], needs: set[Node], entries: list[tuple],
+                          wanted: Callable[[Any], bool]) -> dict[Variable, bool]:
+    """The wanted variables that exactly one input of one needed node reads (and no head
+    is), mapped to False (not written yet)."""
+    count: dict[Variable, int] = {}
+    for obj, _ in entries:
+        if obj.__class__ is Variable:
+            count[obj] = count.get(obj, 0) + 2  # a head's seed is a second part
+    for node in order:
+        if node not in needs:
+            continue
+        for i, parent in enumerate(node.parents):
+            if parent is not None and parent[0].__class__ is Variable and \
+                    i not in node.call.mutated and wanted(parent[0]):
+                count[parent[0]] = count.get(parent[0], 0) + 1
+    return {var: False for var, n in count.items() if n == 1 and var.req in ("write", "add")}
+
+
 def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[Any], bool],
-                   reached: dict) -> None:
+                   reached: dict, direct: dict[Variable, bool] | None = None) -> None:
     call = node.call
     rule = call.op.gradient
     parts = [grads.pop((node, i), None) for i in range(len(node.out_meta))]
@@ -266,17 +295,30 @@ def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[
                                for i in range(call.n_visible)]
     inputs = [array for use in rule.uses for array in sources[use]]
     targets = [i for i in range(len(node.parents)) if i not in call.mutated]
-    outs, reqs = [], []
+    outs, reqs, into = [], [], []
+    read = {id(array._chunk) for array in inputs}
     for i in targets:
         shape, dtype = node.in_meta[i]
-        outs.append(new_array(shape, dtype, node.dev))
         parent = node.parents[i]
+        var = parent[0] if parent is not None else None
+        if direct and var in direct and id(var.grad._chunk) not in read \
+                and var.grad._shape == shape and var.grad._dtype == dtype \
+                and var.grad._chunk.dev is node.dev:
+            outs.append(var.grad)
+            reqs.append(OpReqType.ADD if var.req == "add" else OpReqType.WRITE)
+            into.append((i, var))
+            continue
+        outs.append(new_array(shape, dtype, node.dev))
         takes = parent is not None and (
             parent[0] in needs or (parent[0].__class__ is Variable and wanted(parent[0])))
         reqs.append(OpReqType.WRITE if takes else OpReqType.NULL)
     _gradient_call(call).run_into(inputs, outs, reqs)
+    for _, var in into:
+        direct[var] = True
+        reached[var] = None
+    written = {i for i, _ in into}
     for i, out, req in zip(targets, outs, reqs):
-        if req is OpReqType.WRITE:
+        if req is OpReqType.WRITE and i not in written:
             parent = node.parents[i]
             grads.setdefault(parent, []).append(out)
             if parent[0].__class__ is Variable:
