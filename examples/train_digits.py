@@ -29,8 +29,10 @@ import numpy as np
 import dagnet as mx
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(argv: list[str] | None = None, with_kvstore: bool = True,
+               description: str | None = None) -> argparse.Namespace:
+    """The command line; ``with_kvstore`` adds ``--kvstore`` and ``--workers``."""
+    parser = argparse.ArgumentParser(description=description or __doc__.split("\n\n")[0])
     parser.add_argument("--epochs", type=int, default=12, help="passes over the training set")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=0.05, help="SGD learning rate")
@@ -43,6 +45,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--backend", default="cpu", choices=["cpu", "cuda"],
                         help="device to train on")
     parser.add_argument("--out", default=".", help="folder for the saved symbol and parameters")
+    if not with_kvstore:
+        return parser.parse_args(argv)
     parser.add_argument("--kvstore", default=None,
                         choices=["local", "device", "dist_sync", "dist_async"],
                         help="update through a KVStore of this type (default: an updater in "

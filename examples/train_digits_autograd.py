@@ -40,7 +40,7 @@ def forward(p: dict[str, mx.nd.NDArray], data: mx.nd.NDArray) -> mx.nd.NDArray:
 
 
 def main(argv: list[str] | None = None) -> float:
-    args = parse_args(argv)
+    args = parse_args(argv, with_kvstore=False, description=__doc__.split("\n\n")[0])
     if args.engine:
         mx.config.set(engine=args.engine)
     ctx = mx.gpu(0) if args.backend == "cuda" else mx.cpu()

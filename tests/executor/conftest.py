@@ -10,14 +10,6 @@ import dagnet
 import dagnet as mx
 
 
-@pytest.fixture
-def engine_name(dagnet_engine_name):
-    """Run the test under each registered engine (the configured one, as users do)."""
-    with dagnet.config.set(engine=dagnet_engine_name):
-        yield dagnet_engine_name
-        dagnet.ndarray.waitall()
-
-
 @pytest.fixture(params=[True, False], ids=["planned", "unplanned"])
 def plan(request, engine_name):
     """Memory planning on and off (under each engine)."""

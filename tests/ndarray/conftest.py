@@ -270,9 +270,3 @@ def nd_ops():
     dagnet.plugins.reset()
 
 
-@pytest.fixture
-def engine_name(dagnet_engine_name):
-    """Run the test under each registered engine (the configured one, as users do)."""
-    with dagnet.config.set(engine=dagnet_engine_name):
-        yield dagnet_engine_name
-        dagnet.ndarray.waitall()

@@ -2,15 +2,16 @@
 
 The ``data/mxnet_*.params`` fixtures were written by MXNet 1.9.1 with
 ``data/make_mxnet_fixtures.py`` (not run here; the tests need no MXNet).  Each array in
-them is ``fixture_values(dtype, shape)`` below, the same formula as the script's.
+them is the script's ``fixture_values(dtype, shape)``, imported from it here (the
+script imports MXNet only when run).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import struct
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,9 @@ import pytest
 import dagnet as mx
 
 DATA = Path(__file__).parent / "data"
+sys.path.insert(0, str(DATA))
+from make_mxnet_fixtures import fixture_values  # noqa: E402  (numpy only; MXNet not needed)
+
 ALL_DTYPES = ["float32", "float64", "float16", "uint8", "int32", "int8", "int64", "bool",
               "int16", "uint16", "uint32", "uint64"]  # in the order of MXNet's type flags
 MXNET_DTYPES = ALL_DTYPES[:8]  # those MXNet 1.9.1's Python API can create
@@ -30,26 +34,6 @@ EMPTY = [("float32", (0,)), ("int32", (2, 0)), ("float64", (1, 2))]
 NP_SHAPE = {"scalar": ("float32", ()), "empty": ("float32", (0, 3)), "m": ("int32", (2, 2))}
 GLUON = {"weight": ("float32", (3, 2)), "bias": ("float32", (3,))}
 OLD = [("float32", (2, 3)), ("int32", (4,))]
-
-
-def fixture_values(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
-    """The fixture array of ``dtype`` and ``shape`` (make_mxnet_fixtures.py's formula)."""
-    dt = np.dtype(dtype)
-    count = math.prod(shape)
-    index = np.arange(count, dtype=np.int64)
-    if dt.kind == "b":
-        values = index % 3 == 0
-    elif dt.kind == "f":
-        values = (index - count // 2) * 0.75 + 0.5
-    elif dt.kind == "i":
-        values = (index * 7) % 200 - 100
-        if dt.itemsize >= 4:
-            values = values * 1000003
-    else:
-        values = (index * 7) % 200 + 3
-        if dt.itemsize >= 4:
-            values = values * 1000003
-    return values.astype(dt).reshape(shape)
 
 
 def nd(dtype: str, shape: tuple[int, ...], ctx=None) -> mx.nd.NDArray:
