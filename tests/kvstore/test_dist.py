@@ -104,3 +104,16 @@ def test_dist_store_outside_a_job_says_how_to_start_one(monkeypatch):
     monkeypatch.delenv("DAGNET_KV_SCHEDULER", raising=False)
     with pytest.raises(DistributedKVStoreError, match="dagnet launch -n 2"):
         mx.kv.create("dist_sync")
+
+
+def test_module_fit_through_dist_sync_keeps_the_workers_identical(tmp_path):
+    job = Path(__file__).parent / "dist_module_job.py"
+    result = launch("-n", "2", sys.executable, str(job), str(tmp_path), "dist_sync")
+    assert result.returncode == 0, result.stdout + result.stderr
+    accuracies = [float(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines()
+                  if "accuracy" in line]
+    assert len(accuracies) == 2 and min(accuracies) > 0.9
+    first, second = (dict(np.load(tmp_path / f"weights-{r}.npz")) for r in (0, 1))
+    assert first.keys() == second.keys()
+    for name in first:
+        np.testing.assert_array_equal(first[name], second[name], err_msg=name)

@@ -64,11 +64,12 @@ def initialize_kvstore(kvstore: Any, param_arrays: list[list[Any]],
 def update_params_on_kvstore(param_arrays: list[list[Any]], grad_arrays: list[list[Any]],
                              kvstore: Any, param_names: list[str]) -> None:
     """Push every gradient (summed over the devices) to the store, which updates the
-    weight, and pull the new weight to every device."""
-    for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays)):
-        if grads[0] is None:
-            continue
-        kvstore.pushpull(param_names[index], grads, out=weights, priority=-index)
+    weight, and pull the new weight to every device: one pushpull for all parameters,
+    so a distributed store makes one round trip per step, not one per parameter."""
+    chosen = [i for i, grads in enumerate(grad_arrays) if grads[0] is not None]
+    if chosen:
+        kvstore.pushpull([param_names[i] for i in chosen], [grad_arrays[i] for i in chosen],
+                         out=[param_arrays[i] for i in chosen])
 
 
 def update_params(param_arrays: list[list[Any]], grad_arrays: list[list[Any]], updater: Any,
@@ -77,12 +78,13 @@ def update_params(param_arrays: list[list[Any]], grad_arrays: list[list[Any]], u
     """Update every device's weights with ``updater``; with a store, the gradients are
     first summed over the devices through it.  Device ``k``'s copy of parameter ``i``
     has update index ``i * num_device + k``."""
+    chosen = [i for i, grads in enumerate(grad_arrays) if grads[0] is not None]
+    if kvstore is not None and chosen:  # one pushpull sums every gradient over the devices
+        kvstore.pushpull([param_names[i] for i in chosen], [grad_arrays[i] for i in chosen],
+                         out=[grad_arrays[i] for i in chosen])
     updates: list[list[tuple[int, Any, Any]]] = [[] for _ in range(num_device)]
-    for index, (weights, grads) in enumerate(zip(param_arrays, grad_arrays)):
-        if grads[0] is None:
-            continue
-        if kvstore is not None:
-            kvstore.pushpull(param_names[index], grads, out=grads, priority=-index)
+    for index in chosen:
+        weights, grads = param_arrays[index], grad_arrays[index]
         for k, (weight, grad) in enumerate(zip(weights, grads)):
             updates[k].append((index * num_device + k, grad, weight))
     for device_updates in updates:
