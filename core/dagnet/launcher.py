@@ -170,7 +170,10 @@ def _run_on_cluster(client: Any, command: list[str], num_workers: int,
     status = 0
     for future in as_completed(futures):
         rank = futures[future]
-        code, output = future.result()
+        try:
+            code, output = future.result()
+        except Exception as error:  # the Dask worker running it died, or the task failed
+            code, output = 1, f"its Dask task failed: {type(error).__name__}: {error}\n"
         sys.stdout.write(f"--- worker {rank} (exit status {code}) ---\n{output}")
         sys.stdout.flush()
         if code != 0 and status == 0:
