@@ -163,9 +163,11 @@ def test_chains_are_bulked_and_branches_are_not():
     left, right = mx.sym.exp(chain, name="left"), mx.sym.tanh(chain, name="right")
     net = mx.sym.Group([left, right])
     executor = net.simple_bind(mx.cpu(), data=(2, 4))
-    # fc -> r1 -> s1 -> left is one chain; right reads s1 but not left: its own push
-    assert len(executor._program(False, False)) == 2
+    # fc -> r1 -> s1 is one chain; s1 feeds two branches, each pushed on its own so
+    # that the engine can run them at the same time
+    assert [o.name for o in executor._program(False, False)] == [
+        "fc..s1 (3 nodes)", "left", "right"]
     with mx.config.set(exec_bulk_size=2):
-        assert len(executor._program(False, False)) == 3
+        assert len(executor._program(False, False)) == 4
     with mx.config.set(exec_bulk_size=1):
         assert len(executor._program(False, False)) == 5

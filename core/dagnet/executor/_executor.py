@@ -371,16 +371,39 @@ class _StepFunction(NamedTuple):
 def _chains(functions: list[_StepFunction], bulk: int) -> list[list[_StepFunction]]:
     """Consecutive steps grouped into chains of at most ``bulk``: a step joins the
     current group when it depends on the group's last step (reads or, computing in
-    place, writes a variable that step writes), so it could not run beside it."""
+    place, writes a variable that step writes), so it could not run beside it, and
+    that step feeds no other step (after a fork the branches get groups of their
+    own, which the engine can run at the same time)."""
+    fans = _fan_out(functions)
     groups: list[list[_StepFunction]] = []
-    for function in functions:
-        if groups and len(groups[-1]) < bulk:
+    for index, function in enumerate(functions):
+        if groups and len(groups[-1]) < bulk and fans[index - 1] <= 1:
             written = {id(v) for v in groups[-1][-1].writes}
             if any(id(v) in written for v in (*function.reads, *function.writes)):
                 groups[-1].append(function)
                 continue
         groups.append([function])
     return groups
+
+
+def _fan_out(functions: list[_StepFunction]) -> list[int]:
+    """Per step, how many later steps use what it writes before that is written again
+    (the most over its variables): more than one means the step forks the graph."""
+    fans = [0] * len(functions)
+    open_uses: dict[int, list[int]] = {}  # variable -> [its last writer, uses since]
+    for index, function in enumerate(functions):
+        written = {id(v) for v in function.writes}
+        for var in {id(v) for v in (*function.reads, *function.writes)}:
+            use = open_uses.get(var)
+            if use is not None:
+                use[1] += 1
+                if var in written:
+                    fans[use[0]] = max(fans[use[0]], use[1])
+        for var in written:
+            open_uses[var] = [index, 0]
+    for writer, uses in open_uses.values():
+        fans[writer] = max(fans[writer], uses)
+    return fans
 
 
 def _bulked_operator(eng: Any, segment: list[_StepFunction]) -> Any:

@@ -8,12 +8,18 @@ Planning follows the operators' declarations, as MXNet's ``PlanMemory`` pass:
   node, and no backward step (``Gradient.uses`` lists what backward reads);
 - *reuse*: a block returns to the free list once the last step reading or
   writing its buffers has been pushed, and a later buffer takes the
-  smallest free block that fits (or grows the largest one).
+  smallest free block that fits (or grows the largest one) -- among the
+  blocks whose every earlier user is an ancestor of the step that writes
+  the new tenant.
 
 Reusing a block is safe because a block is one chunk with one engine
 variable: a step writing the new tenant is ordered after every earlier
-step reading the old one.  With planning off every inner buffer gets its
-own block; the results are identical either way.
+step using the old one.  That ordering costs nothing when those steps are
+the writer's ancestors anyway; a block used by a parallel branch would
+chain the branches one after the other, so it is not offered (MXNet's
+planner keeps parallel branches apart the same way, by colouring the
+graph).  With planning off every inner buffer gets its own block; the
+results are identical either way.
 """
 
 from __future__ import annotations
@@ -73,18 +79,23 @@ def plan_memory(graph: Graph, enabled: bool, shared_sizes: Sequence[int] = ()) -
     plan.sizes = list(shared_sizes)
     plan.num_shared = len(plan.sizes)
     storage_last = [-1] * plan.num_shared
+    block_users = [0] * plan.num_shared  # bit s set: step s uses a buffer of the block
     free = set(range(plan.num_shared))
     ending: dict[int, list[int]] = {}
     for b, s in last.items():
         ending.setdefault(s, []).append(b)
+    ancestors = _ancestors(graph)
+    users = _users(graph)
 
-    def take(b: int) -> int:
+    def take(b: int, s: int) -> int:
         need = buffers[b].nbytes
-        fits = [st for st in free if plan.sizes[st] >= need]
+        # blocks whose earlier users the writer waits for anyway
+        usable = [st for st in free if not block_users[st] & ~ancestors[s]]
+        fits = [st for st in usable if plan.sizes[st] >= need]
         if fits:
             st = min(fits, key=lambda i: plan.sizes[i])
         else:
-            growable = [st for st in free if st >= plan.num_shared]
+            growable = [st for st in usable if st >= plan.num_shared]
             if growable:
                 st = max(growable, key=lambda i: plan.sizes[i])
                 plan.sizes[st] = need
@@ -92,6 +103,7 @@ def plan_memory(graph: Graph, enabled: bool, shared_sizes: Sequence[int] = ()) -
                 st = len(plan.sizes)
                 plan.sizes.append(need)
                 storage_last.append(-1)
+                block_users.append(0)
         free.discard(st)
         return st
 
@@ -99,8 +111,9 @@ def plan_memory(graph: Graph, enabled: bool, shared_sizes: Sequence[int] = ()) -
         claimed: set[int] = set()
         for b in step.inputs:  # an inner buffer read before any write: give it a block
             if buffers[b].kind == INNER and b not in plan.storage_of:
-                plan.storage_of[b] = take(b)
-                storage_last[plan.storage_of[b]] = max(storage_last[plan.storage_of[b]], last[b])
+                st = plan.storage_of[b] = take(b, s)
+                storage_last[st] = max(storage_last[st], last[b])
+                block_users[st] |= users[b]
         for position, b in enumerate(step.outputs):
             if buffers[b].kind != INNER or b in plan.storage_of:
                 continue
@@ -109,17 +122,44 @@ def plan_memory(graph: Graph, enabled: bool, shared_sizes: Sequence[int] = ()) -
                 st = _inplace_source(step, position, b, buffers, plan, reads, last,
                                      storage_last, claimed, s)
             if st is None:
-                st = take(b)
+                st = take(b, s)
             else:
                 plan.inplace.add((s, position))
                 claimed.add(st)
             plan.storage_of[b] = st
             storage_last[st] = max(storage_last[st], last[b])
+            block_users[st] |= users[b]
         for b in ending.get(s, ()):
             st = plan.storage_of[b]
             if storage_last[st] == s:
                 free.add(st)
     return plan
+
+
+def _ancestors(graph: Graph) -> list[int]:
+    """Per step, a bit mask of the steps it runs after through its buffers (what it
+    reads, and what last wrote a buffer it writes again)."""
+    writer: dict[int, int] = {}
+    result = []
+    for s, step in enumerate(graph.steps):
+        mask = 0
+        for b in (*step.inputs, *step.outputs, *step.mutated):
+            p = writer.get(b)
+            if p is not None:
+                mask |= result[p] | (1 << p)
+        result.append(mask)
+        for b in (*step.outputs, *step.mutated):
+            writer[b] = s
+    return result
+
+
+def _users(graph: Graph) -> dict[int, int]:
+    """Per buffer, a bit mask of the steps that read or write it."""
+    masks: dict[int, int] = {}
+    for s, step in enumerate(graph.steps):
+        for b in (*step.inputs, *step.outputs, *step.mutated):
+            masks[b] = masks.get(b, 0) | (1 << s)
+    return masks
 
 
 def _inplace_source(step, position, b, buffers, plan, reads, last, storage_last, claimed,

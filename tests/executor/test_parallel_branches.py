@@ -1,0 +1,60 @@
+"""Independent branches of a bound graph run at the same time on the threaded engines.
+
+Each branch is a ``_rendezvous`` node whose kernel waits at a two-party
+barrier: the forward pass completes only if both branches are running at
+once (with one worker, or pushed as one operation, the first would wait
+alone and the barrier would break).  No timing is measured.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import dagnet
+import dagnet as mx
+from dagnet.operator import XP, Op, assign, elemwise_shape
+
+_BARRIER = threading.Barrier(2)
+
+
+def _rendezvous_op() -> Op:
+    def compute(attrs, ctx, inputs, req, outputs):
+        _BARRIER.wait(timeout=10)  # BrokenBarrierError unless the other branch runs too
+        assign(outputs[0], req[0], inputs[0] * 2)
+
+    return Op("_rendezvous", input_names=["data"], infer_shape=elemwise_shape("_rendezvous"),
+              compute={XP: compute})
+
+
+class _Plugin:
+    @dagnet.hookimpl
+    def dagnet_register_ops(self, ops):
+        ops.add(_rendezvous_op())
+
+
+@pytest.fixture(autouse=True)
+def rendezvous_op():
+    dagnet.plugins.register(_Plugin(), name="executor-rendezvous-op")
+    _BARRIER.reset()
+    yield
+    dagnet.ndarray.waitall()
+    dagnet.plugins.reset()
+
+
+@pytest.mark.parametrize("engine", ["threaded", "threaded_per_device"])
+def test_independent_branches_run_at_the_same_time(engine):
+    data = mx.sym.Variable("data")
+    start = mx.sym.relu(data, name="start")  # the branches share an input ...
+    left = mx.sym.exp(mx.sym._rendezvous(start, name="left"), name="left_exp")
+    right = mx.sym.tanh(mx.sym._rendezvous(start, name="right"), name="right_tanh")
+    net = mx.sym.Group([left, right])  # ... and join nowhere
+    with dagnet.config.set(engine=engine, cpu_workers=2):
+        executor = net.simple_bind(mx.cpu(), grad_req="null", data=(3,))
+        executor.forward(data=np.array([1.0, -2.0, 3.0]))
+        got = [o.asnumpy() for o in executor.outputs]
+    relu = np.maximum([1.0, -2.0, 3.0], 0)
+    np.testing.assert_allclose(got[0], np.exp(2 * relu), rtol=1e-6)
+    np.testing.assert_allclose(got[1], np.tanh(2 * relu), rtol=1e-6)
