@@ -117,3 +117,34 @@ def test_module_fit_through_dist_sync_keeps_the_workers_identical(tmp_path):
     assert first.keys() == second.keys()
     for name in first:
         np.testing.assert_array_equal(first[name], second[name], err_msg=name)
+
+
+OPTIMIZER_STATES_JOB = '''
+import sys
+import dagnet as mx
+kv = mx.kv.create("dist_sync")
+kv.init(0, mx.nd.ones((3,)))
+kv.set_optimizer(mx.optimizer.SGD(learning_rate=0.1, momentum=0.9))
+out = mx.nd.zeros((3,))
+kv.pushpull(0, mx.nd.ones((3,)), out=out)           # momentum -0.2, weight 0.8
+if kv.rank == 0:
+    kv.save_optimizer_states(sys.argv[1])
+kv.barrier()
+kv.pushpull(0, mx.nd.ones((3,)) * 100, out=out)     # disturbs the momentum ...
+kv.load_optimizer_states(sys.argv[1])               # ... which the saved states undo
+kv.pushpull(0, mx.nd.ones((3,)), out=out)
+print("weight", out.asnumpy()[0], flush=True)
+'''
+
+
+def test_optimizer_states_are_saved_and_loaded_on_the_server(tmp_path):
+    script = tmp_path / "states_job.py"
+    script.write_text(OPTIMIZER_STATES_JOB)
+    result = launch("-n", "2", sys.executable, str(script), str(tmp_path / "states"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    weights = [float(line.split()[1]) for line in result.stdout.splitlines()
+               if line.startswith("weight")]
+    # after the disturbing step the weight is 0.8 + (0.9*(-0.2) - 0.1*200) = -19.38; the
+    # last step starts from the momentum saved after step one: 0.9*(-0.2) - 0.1*2 = -0.38
+    # (without the load it would be 0.9*(-20.18) - 0.2 = -18.362)
+    assert weights == pytest.approx([-19.38 - 0.38] * 2, abs=1e-4)
