@@ -78,3 +78,29 @@ def test_dagnet_random_functions():
     assert dagnet.random.randn(2, 2).shape == (2, 2)
     with pytest.raises(dagnet.DagnetError, match="NDArray"):
         dagnet.random.uniform(dagnet.nd.zeros((2,)), 1)
+
+
+def test_nd_random_is_mx_random():
+    assert dagnet.nd.random is dagnet.random
+    dagnet.random.seed(5)
+    a = dagnet.nd.random.normal(1, 2, shape=(3,)).asnumpy()
+    dagnet.random.seed(5)
+    np.testing.assert_array_equal(dagnet.random.normal(1, 2, shape=(3,)).asnumpy(), a)
+
+
+def test_sym_random_nodes_draw_fresh_samples_each_forward():
+    sym = dagnet.sym
+    net = sym.random.uniform(-1, 1, shape=(2, 3)) + sym.var("x")
+    assert net.list_arguments() == ["x"]
+    assert net.get_internals().list_outputs()[0] == "_random_uniform0_output"
+    executor = net.simple_bind(dagnet.cpu(), x=(2, 3))
+    dagnet.random.seed(2)
+    first = executor.forward(x=np.zeros((2, 3)))[0].asnumpy()
+    second = executor.forward()[0].asnumpy()
+    assert ((first >= -1) & (first < 1)).all() and not np.array_equal(first, second)
+    dagnet.random.seed(2)
+    np.testing.assert_array_equal(executor.forward()[0].asnumpy(), first)
+    assert sym.random.randn(4, 2, loc=3).infer_shape()[1] == [(4, 2)]
+    assert sym.random.normal(shape=(2,), dtype="float64").infer_type()[1] == [np.float64]
+    with pytest.raises(dagnet.DagnetError, match="Symbol"):
+        sym.random.uniform(sym.var("low"), 1)

@@ -95,6 +95,10 @@ def __getattr__(name: str) -> Any:
     # Only names not defined above get here: the registered operators.  The function is
     # kept as a module attribute so the next lookup is a plain one; it finds its operator
     # by name at each call, so a rebuilt registry is still followed.
+    if name == "random":  # MXNet's mx.nd.random is mx.random's samplers
+        from .. import random
+
+        return random
     if name.startswith("__"):
         raise AttributeError(f"module 'dagnet.ndarray' has no attribute {name!r}")
     fn = globals()[name] = _function(name)

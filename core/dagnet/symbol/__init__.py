@@ -10,11 +10,13 @@
 
 Every registered operator is ``dagnet.sym.<name>`` with MXNet's call
 convention and automatic names; ``Variable``/``var``, ``Group``, ``load`` and
-``load_json`` make symbols without an operator.
+``load_json`` make symbols without an operator; ``random.uniform``,
+``random.normal`` and ``random.randn`` make sampling nodes.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from ._compose import SymbolArgumentError
@@ -29,7 +31,10 @@ __all__ = ["Group", "NotImplementedForSymbol", "Symbol", "SymbolArgumentError",
 
 
 def __getattr__(name: str) -> Any:
-    # Only names not defined above get here: the registered operators.
+    # Only names not defined above get here: the ``random`` namespace (imported on first
+    # use, as MXNet's ``mx.sym.random``) and the registered operators.
+    if name == "random":
+        return importlib.import_module(f"{__name__}.random")
     if name.startswith("__"):
         raise AttributeError(f"module 'dagnet.symbol' has no attribute {name!r}")
     fn = globals()[name] = _function(name)
