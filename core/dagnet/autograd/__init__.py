@@ -14,8 +14,9 @@ from ``attach_grad``/``mark_variables``, or an earlier recorded output) is
 recorded; ``backward``/``grad`` then push each operator's registered backward
 operator -- the same gradient rules the executor uses -- through the engine.
 Training mode (``record()``, ``train_mode()``) is what kernels see as
-``OpContext.is_train``.  Higher-order gradients (``create_graph=True``) and
-``get_symbol`` are not available.
+``OpContext.is_train``.  ``Function`` subclasses add differentiable functions
+with a hand-written ``backward``.  Higher-order gradients
+(``create_graph=True``) and ``get_symbol`` are not available.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ._errors import (
     HigherOrderGradientError,
     NotDifferentiableError,
 )
+from ._function import Function
 from ._graph import mark_variables
 from ._mode import (
     is_recording,
@@ -40,7 +42,7 @@ from ._mode import (
 )
 
 __all__ = [
-    "AutogradArgumentError", "AutogradError", "HigherOrderGradientError",
+    "AutogradArgumentError", "AutogradError", "Function", "HigherOrderGradientError",
     "NotDifferentiableError", "backward", "grad", "is_recording", "is_training",
     "mark_variables", "pause", "predict_mode", "record", "set_recording", "set_training",
     "train_mode",

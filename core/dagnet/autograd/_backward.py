@@ -25,6 +25,7 @@ from ._errors import (
     HigherOrderGradientError,
     NotDifferentiableError,
 )
+from ._function import FunctionCall
 from ._graph import Node, Variable, entry_of
 from ._mode import set_recording, set_training
 
@@ -293,6 +294,9 @@ def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[
     if "out_grad" in rule.uses:
         sources["out_grad"] = [_total(parts[i], *node.out_meta[i], node.dev)
                                for i in range(call.n_visible)]
+    if call.__class__ is FunctionCall:
+        _function_gradients(node, sources["out_grad"], grads, needs, wanted, reached, direct)
+        return
     inputs = [array for use in rule.uses for array in sources[use]]
     targets = [i for i in range(len(node.parents)) if i not in call.mutated]
     outs, reqs, into = [], [], []
@@ -323,6 +327,28 @@ def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[
             grads.setdefault(parent, []).append(out)
             if parent[0].__class__ is Variable:
                 reached[parent[0]] = None
+
+
+def _function_gradients(node: Node, head_grads: list[NDArray], grads: dict, needs: set[Node],
+                        wanted: Callable[[Any], bool], reached: dict,
+                        direct: dict[Variable, bool] | None) -> None:
+    """An ``autograd.Function`` node: its ``backward`` gives the inputs' gradients."""
+    results = node.call.function.gradients(node, head_grads)
+    for parent, result in zip(node.parents, results):
+        if parent is None:
+            continue
+        var = parent[0]
+        if var.__class__ is Variable:
+            if not wanted(var):
+                continue
+            reached[var] = None
+            if direct and var in direct:  # its only gradient: into .grad now
+                _write_sum(var.grad, [result], add=var.req == "add")
+                direct[var] = True
+                continue
+        elif var not in needs:
+            continue
+        grads.setdefault(parent, []).append(result)
 
 
 def _gradient_call(call: Any) -> Any:
