@@ -1,14 +1,16 @@
 """Distributed KVStore on Dask: push-pull cost and data-parallel training throughput.
 
     python benchmarks/kvstore_dist.py [--mb 10] [--rounds 20] [--repeat 3] [--epochs 12]
+                                      [--servers 1 2]
 
 Needs ``dagnet[dist]`` and ``scikit-learn`` (for the digits).
 
 1. **push-pull**: a job of 2 workers started with ``dagnet launch`` on a local
    Dask cluster; each worker times ``kv.pushpull(0, a, out=b)`` of a ``--mb``
-   MB float32 array through ``dist_sync`` (every pushpull waits for the other
-   worker's push, sums, and returns the sum), next to a bare Dask round trip
-   of the same array in the same process: a call on the same actor that
+   MB float32 array through ``dist_sync`` with 1 and with 2 parameter servers
+   (every pushpull waits for the other worker's push, sums, and returns the
+   sum; the array is split over the servers), next to a bare Dask round trip
+   of the same array in the same process: a call on one server actor that
    returns its argument.  Target: pushpull <= 1.2x the bare round trip.
 2. **training throughput**: ``examples/train_digits.py`` for ``--epochs``
    epochs with no store (one process), and through ``dist_sync`` with 1 and
@@ -45,7 +47,7 @@ def worker(mb: int, rounds: int, repeat: int) -> None:
     kv.init(0, value)
     host = value.asnumpy()
     kv.pushpull(0, value, out=out)  # warm up both paths
-    kv._server.echo(host).result()
+    kv._servers[0].echo(host).result()
     push_pull, echo = [], []
     for _ in range(repeat):
         kv.barrier()
@@ -57,7 +59,7 @@ def worker(mb: int, rounds: int, repeat: int) -> None:
         kv.barrier()
         start = time.perf_counter()
         for _ in range(rounds):
-            host_out = kv._server.echo(host).result()
+            host_out = kv._servers[0].echo(host).result()
         out[:] = host_out
         out.wait_to_read()
         echo.append((time.perf_counter() - start) / rounds)
@@ -67,8 +69,9 @@ def worker(mb: int, rounds: int, repeat: int) -> None:
     kv.barrier()
 
 
-def push_pull_rows(mb: int, rounds: int, repeat: int) -> list[list[str]]:
-    command = [sys.executable, "-m", "dagnet.cli", "launch", "-n", "2", sys.executable,
+def push_pull_rows(mb: int, rounds: int, repeat: int, servers: int) -> list[list[str]]:
+    command = [sys.executable, "-m", "dagnet.cli", "launch", "-n", "2", "-s", str(servers),
+               sys.executable,
                os.path.abspath(__file__), "--worker", "--mb", str(mb), "--rounds", str(rounds),
                "--repeat", str(repeat)]
     result = subprocess.run(command, capture_output=True, text=True, timeout=600)
@@ -80,7 +83,8 @@ def push_pull_rows(mb: int, rounds: int, repeat: int) -> list[list[str]]:
     return [
         ["bare Dask round trip (actor echo)", f"{echo_med * 1e3:.2f}", f"{echo_min * 1e3:.2f}",
          "1.00x", "-", "-"],
-        ["dist_sync pushpull, 2 workers", f"{pp_med * 1e3:.2f}", f"{pp_min * 1e3:.2f}",
+        [f"dist_sync pushpull, 2 workers, {servers} server(s)", f"{pp_med * 1e3:.2f}",
+         f"{pp_min * 1e3:.2f}",
          f"{ratio:.2f}x", f"<= {TARGET}x", "yes" if ratio <= TARGET else "NO"],
     ]
 
@@ -121,6 +125,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=positive, default=20, help="pushpulls per measurement")
     parser.add_argument("--repeat", type=positive, default=3)
     parser.add_argument("--epochs", type=positive, default=12, help="digits epochs per run")
+    parser.add_argument("--servers", type=positive, nargs="+", default=[1, 2],
+                        help="parameter servers of the push-pull jobs (dagnet launch -s), one "
+                             "job each")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -128,10 +135,11 @@ def main() -> None:
         return
     print_header("dagnet distributed KVStore on Dask",
                  [("job", "dagnet launch -n 2 on a local Dask cluster (127.0.0.1)")])
-    print_table(f"push-pull of {args.mb} MB float32 per worker, ms per round "
-                f"(median and min of {args.repeat})",
-                ["path", "median ms", "min ms", "vs bare", "target", "meets"],
-                push_pull_rows(args.mb, args.rounds, args.repeat))
+    for servers in args.servers:
+        print_table(f"push-pull of {args.mb} MB float32 per worker, {servers} server(s), "
+                    f"ms per round (median and min of {args.repeat})",
+                    ["path", "median ms", "min ms", "vs bare", "target", "meets"],
+                    push_pull_rows(args.mb, args.rounds, args.repeat, servers))
     print_table(f"digits training, batch 32, {args.epochs} epochs (median of {args.repeat})",
                 ["run", "train s", "digits/s", "vs one process"],
                 throughput_rows(args.epochs, args.repeat))

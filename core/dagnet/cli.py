@@ -102,7 +102,7 @@ def _launch(args: argparse.Namespace) -> int:
 
     try:
         return launch(args.training_command, args.num_workers, args.scheduler,
-                      args.kvstore_mode, args.timeout)
+                      args.kvstore_mode, args.timeout, num_servers=args.num_servers)
     except LaunchError as error:
         print(f"dagnet: error: {error}", file=sys.stderr)
         return 2
@@ -138,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--scheduler", default=None, metavar="ADDRESS",
                      help="join this Dask scheduler (tcp://host:8786) and run the processes on "
                      "its workers; default: a local cluster on 127.0.0.1")
+    run.add_argument("-s", "--num-servers", type=int, default=1,
+                     help="parameter servers (arrays of 1M elements or more are split over "
+                     "them); default 1")
     run.add_argument("--kvstore-mode", choices=["sync", "async"], default="sync",
                      help="the parameter server's mode: sync for dist_sync, async for dist_async")
     run.add_argument("--timeout", type=float, default=5.0,

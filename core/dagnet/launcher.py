@@ -1,16 +1,16 @@
 """``dagnet launch``: start a distributed training job on Dask distributed.
 
-The launcher starts the job's parameter server (a Dask actor, see
+The launcher starts the job's parameter servers (Dask actors, see
 :mod:`dagnet.kvstore._server`) and ``num_workers`` copies of the training
 command, each told its rank and how to reach the server through environment
 variables (:data:`dagnet.kvstore._dist.JOB_ENV`).  A script then creates
 ``mx.kv.create('dist_sync')`` (or ``'dist_async'``) and trains as usual.
 
 - Without ``scheduler`` the launcher starts a local Dask cluster on loopback
-  (127.0.0.1) with one worker for the server, and runs the training processes
+  (127.0.0.1) with one worker per server, and runs the training processes
   on this machine; their output is this process's output.
 - With ``scheduler`` (the address of a running ``dask scheduler``) it joins that
-  cluster: the server goes on one of its workers and each training process
+  cluster: the servers go on its workers (round robin) and each training process
   runs as a Dask task on a worker (round robin), so ``dask worker`` processes on
   several machines spread the training over them.  The command and its files
   must exist at the same paths on every machine, as for MXNet's launcher.  Each
@@ -44,14 +44,16 @@ class LaunchError(DagnetError, RuntimeError):
 
 
 def launch(command: Sequence[str], num_workers: int, scheduler: str | None = None,
-           mode: str = "sync", timeout: float = 5.0, env: dict[str, str] | None = None
-           ) -> int:
+           mode: str = "sync", timeout: float = 5.0, env: dict[str, str] | None = None,
+           num_servers: int = 1) -> int:
     """Run ``command`` as ``num_workers`` training processes of one job; return the job's
     exit status (0 when every process succeeded, else the first failure's status).
 
     ``mode``: ``'sync'`` (for ``dist_sync``) or ``'async'`` (``dist_async``);
-    ``timeout``: seconds of silence after which the server declares a worker lost;
-    ``env``: extra environment variables for the training processes."""
+    ``timeout``: seconds of silence after which a server declares a worker lost;
+    ``env``: extra environment variables for the training processes;
+    ``num_servers``: parameter servers, each on its own Dask worker where there are
+    enough (big arrays are split over them)."""
     command = list(command)
     if not command:
         raise LaunchError("dagnet launch: no command given; usage: dagnet launch -n 2 python "
@@ -59,6 +61,9 @@ def launch(command: Sequence[str], num_workers: int, scheduler: str | None = Non
     if not isinstance(num_workers, int) or num_workers < 1:
         raise LaunchError(f"dagnet launch: the number of workers must be at least 1, got "
                           f"{num_workers!r}")
+    if not isinstance(num_servers, int) or num_servers < 1:
+        raise LaunchError(f"dagnet launch: the number of servers must be at least 1, got "
+                          f"{num_servers!r}")
     if mode not in ("sync", "async"):
         raise LaunchError(f"dagnet launch: mode must be 'sync' or 'async', got {mode!r}")
     try:
@@ -72,7 +77,7 @@ def launch(command: Sequence[str], num_workers: int, scheduler: str | None = Non
 
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+        cluster = LocalCluster(n_workers=num_servers, threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address=None,
                                silence_logs=logging.ERROR)
         address = cluster.scheduler_address
@@ -85,12 +90,15 @@ def launch(command: Sequence[str], num_workers: int, scheduler: str | None = Non
             raise LaunchError(f"dagnet launch: cannot reach the Dask scheduler at {address}: "
                               f"{error}") from None
         with client:
-            server = client.submit(ParameterServer, num_workers, mode, timeout, actor=True,
-                                   key=f"dagnet-parameter-server-{uuid.uuid4().hex[:8]}"
-                                   ).result()
+            hosts = sorted(client.nthreads())
+            job_id = uuid.uuid4().hex[:8]
+            servers = [client.submit(ParameterServer, num_workers, mode, timeout, actor=True,
+                                     workers=[hosts[i % len(hosts)]] if hosts else None,
+                                     key=f"dagnet-parameter-server-{job_id}-{i}").result()
+                       for i in range(num_servers)]
             job = {JOB_ENV["scheduler"]: address,
-                   JOB_ENV["server_address"]: server._address,
-                   JOB_ENV["server_key"]: server.key,
+                   JOB_ENV["server_address"]: ",".join(s._address for s in servers),
+                   JOB_ENV["server_key"]: ",".join(s.key for s in servers),
                    JOB_ENV["mode"]: mode,
                    JOB_ENV["num_workers"]: str(num_workers)}
             base = {**(env or {}), **job}

@@ -6,6 +6,7 @@ heartbeat limit of a few seconds.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -36,14 +37,20 @@ def dask_cluster():
     cluster.close()
 
 
-def launch(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def launch(*args: str, timeout: float = 120, env: dict | None = None
+           ) -> subprocess.CompletedProcess:
     """``dagnet launch ARGS`` as a user runs it, with a bound on its time."""
     return subprocess.run([sys.executable, "-m", "dagnet.cli", "launch", *args],
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
 
 
-def test_dist_sync_equals_one_process_bit_for_bit(tmp_path):
-    result = launch("-n", "2", sys.executable, str(JOB), str(tmp_path), "dist_sync", str(STEPS))
+@pytest.mark.parametrize("servers", [1, 2])
+def test_dist_sync_equals_one_process_bit_for_bit(tmp_path, servers):
+    # with two servers, arrays of 20 elements or more are split over them: fc1's weight
+    # (64) and fc2's (48); the biases live whole on one server or the other
+    result = launch("-n", "2", "-s", str(servers), sys.executable, str(JOB), str(tmp_path),
+                    "dist_sync", str(STEPS), env={"MXNET_KVSTORE_BIGARRAY_BOUND": "20"})
     assert result.returncode == 0, result.stdout + result.stderr
     assert "worker 0 of 2" in result.stdout and "worker 1 of 2" in result.stdout
     distributed_weights = dict(np.load(tmp_path / "weights.npz"))
@@ -137,10 +144,12 @@ print("weight", out.asnumpy()[0], flush=True)
 '''
 
 
-def test_optimizer_states_are_saved_and_loaded_on_the_server(tmp_path):
+@pytest.mark.parametrize("servers", [1, 2])
+def test_optimizer_states_are_saved_and_loaded_on_the_servers(tmp_path, servers):
     script = tmp_path / "states_job.py"
     script.write_text(OPTIMIZER_STATES_JOB)
-    result = launch("-n", "2", sys.executable, str(script), str(tmp_path / "states"))
+    result = launch("-n", "2", "-s", str(servers), sys.executable, str(script),
+                    str(tmp_path / "states"), env={"MXNET_KVSTORE_BIGARRAY_BOUND": "2"})
     assert result.returncode == 0, result.stdout + result.stderr
     weights = [float(line.split()[1]) for line in result.stdout.splitlines()
                if line.startswith("weight")]
@@ -148,3 +157,16 @@ def test_optimizer_states_are_saved_and_loaded_on_the_server(tmp_path):
     # last step starts from the momentum saved after step one: 0.9*(-0.2) - 0.1*2 = -0.38
     # (without the load it would be 0.9*(-20.18) - 0.2 = -18.362)
     assert weights == pytest.approx([-19.38 - 0.38] * 2, abs=1e-4)
+
+
+def test_big_arrays_are_split_over_the_servers_and_small_ones_placed_by_key():
+    from dagnet.kvstore._dist import BIGARRAY_BOUND, _placement
+
+    big = _placement("w", BIGARRAY_BOUND + 1, 3)
+    assert [server for server, _, _ in big] == [0, 1, 2]
+    assert big[0][1] == 0 and big[-1][2] == BIGARRAY_BOUND + 1
+    assert all(a[2] == b[1] for a, b in zip(big, big[1:]))  # contiguous, no gaps
+    small = _placement("b", 10, 3)
+    assert len(small) == 1 and small[0][1:] == (0, 10)
+    assert small == _placement("b", 10, 3)  # the same in every process (no hash salt)
+    assert _placement(7, BIGARRAY_BOUND * 2, 1) == [(0, 0, BIGARRAY_BOUND * 2)]

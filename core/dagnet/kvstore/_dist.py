@@ -1,15 +1,22 @@
 """The distributed stores, ``dist_sync`` and ``dist_async``, on Dask distributed.
 
 A training process started by ``dagnet launch`` finds in its environment the
-address of the job's Dask scheduler, the parameter server actor (see
+address of the job's Dask scheduler, its parameter server actors (see
 :mod:`._server`), its rank and the number of workers.  :class:`DistKVStore`
 keeps the :class:`~dagnet.kvstore.KVStore` interface: the values a process
 pushes for a key are summed over its devices through the engine, as the local
-store sums them, then sent to the server as one array per key; ``pull`` copies
-what the server returns into every output array.  A background thread sends a
-heartbeat, so that the server notices a process that died; a call the server
-cannot answer (the job lost a worker, the server's Dask worker died) raises a
-:class:`DistributedKVStoreError` saying what happened.
+store sums them, then sent to the servers; ``pull`` copies what they return
+into every output array.
+
+With several servers, as MXNet's parameter servers do, an array of at least
+``BIGARRAY_BOUND`` elements is split into one contiguous slice per server and
+a smaller one lives whole on one server chosen from its key; the calls to the
+servers of one operation go out at once.  Values travel flattened; the
+optimizers, all elementwise, update each slice where it lives.
+
+A background thread sends a heartbeat, so that the servers notice a process
+that died; a call they cannot answer (the job lost a worker, a server's Dask
+worker died) raises a :class:`DistributedKVStoreError` saying what happened.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import atexit
 import os
 import pickle
 import threading
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +34,8 @@ from ..context import cpu
 from ..ndarray._invoke import assign
 from ._base import Key, KVStore, KVStoreError
 
-__all__ = ["DistKVStore", "DistributedKVStoreError", "JOB_ENV", "DIST_STORE_TYPES", "connect"]
+__all__ = ["DistKVStore", "DistributedKVStoreError", "JOB_ENV", "DIST_STORE_TYPES", "connect",
+           "BIGARRAY_BOUND"]
 
 #: Environment variables ``dagnet launch`` sets for each training process.
 JOB_ENV = {
@@ -38,15 +47,19 @@ JOB_ENV = {
     "num_workers": "DAGNET_KV_NUM_WORKERS",
 }
 _HEARTBEAT_SECONDS = 0.5
+#: Arrays with at least this many elements are split over the servers (MXNet's
+#: ``MXNET_KVSTORE_BIGARRAY_BOUND``, whose default this is).
+BIGARRAY_BOUND = int(os.environ.get("MXNET_KVSTORE_BIGARRAY_BOUND", 1_000_000))
 
 
 class DistributedKVStoreError(DagnetError, RuntimeError):
     """The distributed store cannot be reached or lost a worker of its job."""
 
 
-def connect() -> tuple[Any, Any, dict[str, Any]]:
-    """The Dask client and the parameter server actor of this process's job, and the
-    job's settings, from the environment ``dagnet launch`` sets."""
+def connect() -> tuple[Any, list[Any], dict[str, Any]]:
+    """The Dask client and the parameter server actors of this process's job, and the
+    job's settings, from the environment ``dagnet launch`` sets (the servers' addresses
+    and keys are comma-separated lists)."""
     missing = [var for var in JOB_ENV.values() if not os.environ.get(var)]
     if missing:
         raise DistributedKVStoreError(
@@ -72,18 +85,19 @@ def connect() -> tuple[Any, Any, dict[str, Any]]:
         raise DistributedKVStoreError(
             f"cannot reach the job's Dask scheduler at {settings['scheduler']}: {error}; is "
             f"the launcher (or the scheduler it joined) still running?") from None
-    server = Actor(ParameterServer, settings["server_address"], settings["server_key"])
-    return client, server, settings
+    servers = [Actor(ParameterServer, address, key) for address, key in
+               zip(settings["server_address"].split(","), settings["server_key"].split(","))]
+    return client, servers, settings
 
 
 class DistKVStore(KVStore):
-    """MXNet's ``dist_sync`` / ``dist_async`` store: one parameter server for the job,
+    """MXNet's ``dist_sync`` / ``dist_async`` store: the job's parameter servers,
     reached through Dask.  Keys, values and errors as for the local store; ``rank``
     and ``num_workers`` come from the launcher."""
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
-        self._client, self._server, settings = connect()
+        self._client, self._servers, settings = connect()
         mode = "async" if name == "dist_async" else "sync"
         if settings["mode"] != mode:
             raise DistributedKVStoreError(
@@ -93,8 +107,9 @@ class DistKVStore(KVStore):
         self._rank = int(settings["rank"])
         self._num_workers = int(settings["num_workers"])
         self._pushes: dict[Key, int] = {}
+        self._parts: dict[Key, list[tuple[int, int, int]]] = {}  # (server, start, stop)
         self._closed = threading.Event()
-        self._call("heartbeat", self._rank)
+        self._call_all("heartbeat", self._rank)
         self._beat = threading.Thread(target=self._heartbeat, name=f"dagnet-kv-heartbeat-"
                                       f"{self._rank}", daemon=True)
         self._beat.start()
@@ -116,9 +131,9 @@ class DistKVStore(KVStore):
 
     # -- the operations --------------------------------------------------------------
     def init(self, key: Key | Sequence[Key], value: Any) -> None:
-        """Initialise keys on the server: worker 0's values are kept, the other workers
+        """Initialise keys on the servers: worker 0's values are kept, the other workers
         wait until they are there (every worker calls init with the same keys)."""
-        items = []
+        per_server: dict[int, list] = {}
         for k, (array,) in self._pairs(key, value, "init", "value", many_per_key=False):
             self._check_key_type(k, "init")
             if k in self._store:
@@ -126,50 +141,79 @@ class DistKVStore(KVStore):
                                    f"call init once per key (push or pull to use it)")
             self._store[k] = array  # the shape and dtype, for the checks of push and pull
             self._pushes[k] = 0
-            items.append((k, array.asnumpy()))
-        self._call("init", self._rank, items)
+            self._parts[k] = _placement(k, array.size, len(self._servers))
+            flat = array.asnumpy().reshape(-1)
+            for server, begin, stop in self._parts[k]:
+                per_server.setdefault(server, []).append((k, flat[begin:stop]))
+        self._gather([(server, "init", (self._rank, items))
+                      for server, items in per_server.items()])
 
     def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
         """Sum the values of each key over this process's devices and send the sums."""
-        self._call("push", self._rank, self._push_items(key, value))
+        self._gather([(server, "push", (self._rank, items))
+                      for server, items in self._push_items(key, value).items()])
 
-    def _push_items(self, key: Key | Sequence[Key], value: Any) -> list[tuple[Key, Any]]:
-        items = []
+    def _push_items(self, key: Key | Sequence[Key], value: Any) -> dict[int, list]:
+        """Per server, the ``(key, flat slice)`` pairs of a push."""
+        per_server: dict[int, list] = {}
         for k, values in self._pairs(key, value, "push", "value", many_per_key=True):
             stored = self._stored(k, "push")
             for array in values:
                 self._check_shape(k, "pushed", array, stored)
-            items.append((k, _host_values(self._merge(values, cpu()))))
+            flat = _host_values(self._merge(values, cpu())).reshape(-1)
             self._pushes[k] += 1
-        return items
+            for server, begin, stop in self._parts[k]:
+                per_server.setdefault(server, []).append((k, flat[begin:stop]))
+        return per_server
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None,
                  priority: int = 0) -> None:
-        """:meth:`push` and, when ``out`` is given, :meth:`pull` in one round trip to the
+        """:meth:`push` and, when ``out`` is given, :meth:`pull` in one round trip to each
         server."""
         if out is None:
             self.push(key, value, priority)
             return
         pairs = self._out_pairs(key, out)
-        items = self._push_items(key, value)
-        values = self._call("pushpull", self._rank, items, [self._pushes[k] for k, _ in items])
-        by_key = dict(zip([k for k, _ in items], values))
-        for k, outs in pairs:
-            for array in outs:
-                assign(array, by_key[k], owned=True)
+        per_server = self._push_items(key, value)
+        replies = self._gather([
+            (server, "pushpull", (self._rank, items, [self._pushes[k] for k, _ in items]))
+            for server, items in per_server.items()])
+        self._write_out(pairs, {server: [k for k, _ in items]
+                                for server, items in per_server.items()}, replies)
 
     def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0,
              ignore_sparse: bool = True) -> None:
-        """Copy each key's value on the server into ``out``; with ``dist_sync``, the
+        """Copy each key's value on the servers into ``out``; with ``dist_sync``, the
         value after every worker's push of the same round."""
         if out is None:
             raise KVStoreError("KVStore.pull: out is required; pass the NDArray (or a list "
                                "of NDArrays, one per device) to copy the value into")
         pairs = self._out_pairs(key, out)
-        values = self._call("pull", self._rank, [(k, self._pushes[k]) for k, _ in pairs])
-        for (_, outs), value in zip(pairs, values):
+        per_server: dict[int, list] = {}
+        for k, _ in pairs:
+            for server, _, _ in self._parts[k]:
+                per_server.setdefault(server, []).append(k)
+        replies = self._gather([
+            (server, "pull", (self._rank, [(k, self._pushes[k]) for k in keys]))
+            for server, keys in per_server.items()])
+        self._write_out(pairs, per_server, replies)
+
+    def _write_out(self, pairs: list, keys_of: dict[int, list], replies: list) -> None:
+        """Copy the servers' replies (per server, one flat slice per key asked for) into
+        the output arrays; a reply is ours alone, so it is written without a copy."""
+        slices: dict[tuple[Key, int], Any] = {}
+        for (server, keys), values in zip(keys_of.items(), replies):
+            for k, part in zip(keys, values):
+                slices[(k, server)] = part
+        for k, outs in pairs:
+            parts = self._parts[k]
             for array in outs:
-                assign(array, value, owned=True)  # the reply is ours alone: no copy
+                if len(parts) == 1:
+                    assign(array, slices[(k, parts[0][0])].reshape(array.shape), owned=True)
+                    continue
+                flat = array.reshape((-1,))
+                for server, begin, stop in parts:
+                    assign(flat[begin:stop], slices[(k, server)], owned=True)
 
     def _out_pairs(self, key: Key | Sequence[Key], out: Any) -> list[tuple[Key, list[Any]]]:
         pairs = self._pairs(key, out, "pull", "out", many_per_key=True)
@@ -180,21 +224,21 @@ class DistKVStore(KVStore):
         return pairs
 
     def barrier(self) -> None:
-        """Wait until every worker of the job calls barrier."""
-        self._call("barrier", self._rank)
+        """Wait until every worker of the job calls barrier (kept by the first server)."""
+        self._gather([(0, "barrier", (self._rank,))])
 
     _barrier = barrier
 
     # -- optimizer -------------------------------------------------------------------
     def set_optimizer(self, optimizer: Any) -> None:
-        """Run ``optimizer`` on the server (worker 0's is used; every worker calls this,
+        """Run ``optimizer`` on the servers (worker 0's is used; every worker calls this,
         and returns once all have)."""
         from .. import optimizer as opt
 
         if not isinstance(optimizer, opt.Optimizer):
             raise KVStoreError(f"KVStore.set_optimizer: expected a dagnet.optimizer.Optimizer "
                                f"such as mx.optimizer.SGD(), got {type(optimizer).__name__}")
-        self._call("set_optimizer", self._rank, pickle.dumps(optimizer))
+        self._call_all("set_optimizer", self._rank, pickle.dumps(optimizer))
         self.barrier()
 
     def set_updater(self, updater: Any) -> None:
@@ -205,24 +249,36 @@ class DistKVStore(KVStore):
     _set_updater = set_updater
 
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
-        """Write the server's optimizer states to ``fname``."""
+        """Write the servers' optimizer states to ``fname`` (one pickled list, a state
+        blob per server)."""
+        states = self._call_all("optimizer_states", dump_optimizer)
         with open(fname, "wb") as fout:
-            fout.write(self._call("optimizer_states", dump_optimizer))
+            fout.write(pickle.dumps({"dagnet_kvstore_servers": states}))
 
     def load_optimizer_states(self, fname: str) -> None:
-        """Load optimizer states into the server (worker 0's file is used)."""
+        """Load optimizer states written by :meth:`save_optimizer_states` of a job with
+        as many servers (worker 0's file is used)."""
         with open(fname, "rb") as fin:
-            self._call("load_optimizer_states", self._rank, fin.read())
+            saved = pickle.loads(fin.read())
+        states = saved.get("dagnet_kvstore_servers") if isinstance(saved, dict) else None
+        if not isinstance(states, list) or len(states) != len(self._servers):
+            found = (f"states of {len(states)} servers" if isinstance(states, list)
+                     else "no distributed store's states")
+            raise KVStoreError(f"load_optimizer_states: {fname} holds {found}, but this job "
+                               f"has {len(self._servers)} server(s); launch with as many "
+                               f"servers as the job that saved it")
+        self._gather([(server, "load_optimizer_states", (self._rank, blob))
+                      for server, blob in enumerate(states)])
         self.barrier()
 
     # -- connection ------------------------------------------------------------------
     def close(self) -> None:
-        """Leave the job: the server stops waiting for this worker.  Called at exit."""
+        """Leave the job: the servers stop waiting for this worker.  Called at exit."""
         if self._closed.is_set():
             return
         self._closed.set()
         try:
-            self._call("leave", self._rank)
+            self._call_all("leave", self._rank)
         except DistributedKVStoreError:
             pass  # the job is gone already; nothing waits for this worker
         self._client.close()
@@ -230,13 +286,22 @@ class DistKVStore(KVStore):
     def _heartbeat(self) -> None:
         while not self._closed.wait(_HEARTBEAT_SECONDS):
             try:
-                self._server.heartbeat(self._rank).result()
+                for future in [server.heartbeat(self._rank) for server in self._servers]:
+                    future.result()
             except Exception:  # the next call from the training loop reports it
                 return
 
-    def _call(self, method: str, *args: Any) -> Any:
+    def _call_all(self, method: str, *args: Any) -> list[Any]:
+        """``method(*args)`` on every server, at once; the replies in server order."""
+        return self._gather([(server, method, args) for server in range(len(self._servers))])
+
+    def _gather(self, calls: list[tuple[int, str, tuple]]) -> list[Any]:
+        """Send every ``(server, method, args)`` call, then wait for the replies (in order)."""
+        method = calls[0][1] if calls else ""
         try:
-            return getattr(self._server, method)(*args).result()
+            futures = [getattr(self._servers[server], name)(*args)
+                       for server, name, args in calls]
+            return [future.result() for future in futures]
         except KeyError as error:
             raise KVStoreError(str(error.args[0]) if error.args else str(error)) from None
         except (ValueError, KVStoreError) as error:
@@ -244,15 +309,25 @@ class DistKVStore(KVStore):
         except Exception as error:
             lost = type(error).__name__ == "WorkerLostError"
             reason = (str(error) if lost else
-                      f"the parameter server could not be reached ({type(error).__name__}: "
+                      f"a parameter server could not be reached ({type(error).__name__}: "
                       f"{error}); its Dask worker or the scheduler may have died")
             raise DistributedKVStoreError(
                 f"KVStore {self.type!r}, worker {self._rank} of {self._num_workers}: "
                 f"{method} failed: {reason}") from error
 
     def __repr__(self) -> str:
-        return (f"<DistKVStore {self.type!r} worker {self._rank} of {self._num_workers} with "
-                f"{len(self._store)} keys>")
+        return (f"<DistKVStore {self.type!r} worker {self._rank} of {self._num_workers}, "
+                f"{len(self._servers)} server(s), {len(self._store)} keys>")
+
+
+def _placement(key: Key, size: int, servers: int) -> list[tuple[int, int, int]]:
+    """``(server, start, stop)`` slices of a flattened value of ``size`` elements: one
+    slice per server for a big array, else the whole on a server chosen by the key
+    (a checksum of it, the same in every process)."""
+    if servers > 1 and size >= BIGARRAY_BOUND:
+        bounds = [size * i // servers for i in range(servers + 1)]
+        return [(i, bounds[i], bounds[i + 1]) for i in range(servers)]
+    return [(zlib.crc32(repr(key).encode()) % servers, 0, size)]
 
 
 def _host_values(array: Any) -> Any:
