@@ -258,11 +258,9 @@ def _uses_out_grad(node: Node) -> bool:
 def _single_contributions(order: list[Node], needs: set[Node], entries: list[tuple],
                           wanted: Callable[[Any], bool]) -> dict[Variable, bool]:
     """The wanted variables that exactly one input of one needed node reads (and no head
-    is), mapped to False (not written yet)."""
+    is: a head's seed is a part of its own), mapped to False (not written yet)."""
+    heads = {obj for obj, _ in entries if obj.__class__ is Variable}
     count: dict[Variable, int] = {}
-    for obj, _ in entries:
-        if obj.__class__ is Variable:
-            count[obj] = count.get(obj, 0) + 2  # a head's seed is a second part
     for node in order:
         if node not in needs:
             continue
@@ -270,7 +268,8 @@ def _single_contributions(order: list[Node], needs: set[Node], entries: list[tup
             if parent is not None and parent[0].__class__ is Variable and \
                     i not in node.call.mutated and wanted(parent[0]):
                 count[parent[0]] = count.get(parent[0], 0) + 1
-    return {var: False for var, n in count.items() if n == 1 and var.req in ("write", "add")}
+    return {var: False for var, n in count.items()
+            if n == 1 and var not in heads and var.req in ("write", "add")}
 
 
 def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[Any], bool],
@@ -299,8 +298,10 @@ def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[
         return
     inputs = [array for use in rule.uses for array in sources[use]]
     targets = [i for i in range(len(node.parents)) if i not in call.mutated]
-    outs, reqs, into = [], [], []
-    read = {id(array._chunk) for array in inputs}
+    # where each gradient goes: a variable whose only gradient this is (written straight
+    # into its .grad), the entry whose parts it joins, or nowhere (not needed)
+    outs, reqs, routes = [], [], []
+    read = {id(array._chunk) for array in inputs} if direct else ()
     for i in targets:
         shape, dtype = node.in_meta[i]
         parent = node.parents[i]
@@ -310,23 +311,22 @@ def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[
                 and var.grad._chunk.dev is node.dev:
             outs.append(var.grad)
             reqs.append(OpReqType.ADD if var.req == "add" else OpReqType.WRITE)
-            into.append((i, var))
+            routes.append(var)
             continue
         outs.append(new_array(shape, dtype, node.dev))
         takes = parent is not None and (
-            parent[0] in needs or (parent[0].__class__ is Variable and wanted(parent[0])))
+            var in needs or (var.__class__ is Variable and wanted(var)))
         reqs.append(OpReqType.WRITE if takes else OpReqType.NULL)
+        routes.append(parent if takes else None)
     _gradient_call(call).run_into(inputs, outs, reqs)
-    for _, var in into:
-        direct[var] = True
-        reached[var] = None
-    written = {i for i, _ in into}
-    for i, out, req in zip(targets, outs, reqs):
-        if req is OpReqType.WRITE and i not in written:
-            parent = node.parents[i]
-            grads.setdefault(parent, []).append(out)
-            if parent[0].__class__ is Variable:
-                reached[parent[0]] = None
+    for out, route in zip(outs, routes):
+        if route.__class__ is Variable:
+            direct[route] = True
+            reached[route] = None
+        elif route is not None:
+            grads.setdefault(route, []).append(out)
+            if route[0].__class__ is Variable:
+                reached[route[0]] = None
 
 
 def _function_gradients(node: Node, head_grads: list[NDArray], grads: dict, needs: set[Node],

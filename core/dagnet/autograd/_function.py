@@ -14,7 +14,7 @@ from typing import Any
 from ..ndarray._ndarray import NDArray
 from ..operator import Gradient
 from ._errors import AutogradError
-from ._graph import Node, _graph_chunks
+from ._graph import Node, in_graph, record_call
 from ._mode import _Scope, is_recording
 
 __all__ = ["Function", "FunctionCall"]
@@ -87,18 +87,11 @@ class Function:
         return result
 
     def _record(self, inputs: tuple, outputs: list[NDArray]) -> None:
-        parents = [a.__dict__.get("_ag") for a in inputs]
-        parents = [p if p is not None and p[0].live else None for p in parents]
-        if not any(parents):
-            return
-        if any(o is a for o in outputs for a in inputs):
+        if any(o is a for o in outputs for a in inputs) and any(map(in_graph, inputs)):
             raise AutogradError(f"{type(self).__name__}.forward returned one of its inputs; "
                                 f"return a new array (x.copy()) so the output can have its own "
                                 f"place in the graph")
-        node = Node(FunctionCall(self, len(outputs)), parents, inputs, outputs)
-        for index, array in enumerate(outputs):
-            array.__dict__["_ag"] = (node, index)
-            _graph_chunks.add(array._chunk)
+        record_call(FunctionCall(self, len(outputs)), inputs, outputs, None)
 
     def gradients(self, node: Node, head_grads: list[NDArray]) -> list[NDArray]:
         """``backward`` on the head gradients, checked against the inputs (called by the
