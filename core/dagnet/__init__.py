@@ -37,66 +37,6 @@ from .plugins import hookimpl, hookspec
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "attribute",
-    "AttrScope",
-    "autograd",
-    "backend",
-    "BackendUnavailableError",
-    "callback",
-    "config",
-    "ConfigError",
-    "Context",
-    "context",
-    "ContextError",
-    "cpu",
-    "current_context",
-    "DagnetError",
-    "DeletedVariableError",
-    "DTypeError",
-    "DuplicateRegistrationError",
-    "engine",
-    "EngineDeadlockError",
-    "EngineError",
-    "EngineTimeoutError",
-    "EngineTypeError",
-    "executor",
-    "gpu",
-    "hookimpl",
-    "hookspec",
-    "init",
-    "initializer",
-    "io",
-    "kv",
-    "kvstore",
-    "lr_scheduler",
-    "metric",
-    "mod",
-    "model",
-    "module",
-    "name",
-    "nd",
-    "ndarray",
-    "num_gpus",
-    "OperatorError",
-    "OperatorFailedError",
-    "optimizer",
-    "ParamError",
-    "PluginError",
-    "plugins",
-    "random",
-    "resource",
-    "ResourceError",
-    "ShapeError",
-    "storage",
-    "StorageError",
-    "sym",
-    "symbol",
-    "test_utils",
-    "UnknownNameError",
-    "__version__",
-]
-
 _LAZY_SUBMODULES = {
     "attribute",
     "autograd",
@@ -127,9 +67,45 @@ _LAZY_SUBMODULES = {
     "testing",
 }
 
-
 # Classes MXNet exposes at the top level, from the submodule that defines them.
 _LAZY_ATTRIBUTES = {"AttrScope": "attribute"}
+
+# What ``from dagnet import *`` gives: the names above and the lazy ones, except the
+# testing helpers (they import pytest and hypothesis).
+__all__ = [
+    "BackendUnavailableError",
+    "config",
+    "ConfigError",
+    "Context",
+    "context",
+    "ContextError",
+    "cpu",
+    "current_context",
+    "DagnetError",
+    "DeletedVariableError",
+    "DTypeError",
+    "DuplicateRegistrationError",
+    "EngineDeadlockError",
+    "EngineError",
+    "EngineTimeoutError",
+    "EngineTypeError",
+    "gpu",
+    "hookimpl",
+    "hookspec",
+    "num_gpus",
+    "OperatorError",
+    "OperatorFailedError",
+    "ParamError",
+    "PluginError",
+    "plugins",
+    "ResourceError",
+    "ShapeError",
+    "StorageError",
+    "UnknownNameError",
+    "__version__",
+    *sorted(_LAZY_SUBMODULES - {"testing"}),
+    *_LAZY_ATTRIBUTES,
+]
 
 
 def __getattr__(name: str) -> Any:
