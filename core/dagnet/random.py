@@ -40,16 +40,22 @@ def seed(seed_state: int, ctx: str | Context = "all") -> None:
             f"got {ctx!r}")
 
 
+def check_scalar_params(where: str, params: dict[str, Any], array_type: type) -> None:
+    """Refuse distribution parameters given as arrays (``array_type``: NDArray or Symbol):
+    MXNet's per-element ``_sample_*`` operators are not implemented."""
+    arrays = [k for k, v in params.items() if isinstance(v, array_type)]
+    if arrays:
+        raise ParamError(
+            f"{where}: {', '.join(arrays)} given as {array_type.__name__}; dagnet samples with "
+            f"scalar parameters only (MXNet's _sample_* operators are not implemented); pass "
+            f"floats")
+
+
 def _sample(op_name: str, params: dict[str, Any], shape: Any, dtype: Any, ctx: Any, out: Any,
             kwargs: dict[str, Any]) -> Any:
     from . import ndarray
 
-    arrays = [k for k, v in params.items() if isinstance(v, ndarray.NDArray)]
-    if arrays:
-        raise ParamError(
-            f"random.{op_name.rsplit('_', 1)[-1]}: {', '.join(arrays)} given as NDArray; dagnet "
-            f"samples with scalar parameters only (MXNet's _sample_* operators are not "
-            f"implemented); pass floats")
+    check_scalar_params(f"random.{op_name.rsplit('_', 1)[-1]}", params, ndarray.NDArray)
     call = dict(params, **kwargs)
     if shape is not _Null:
         call["shape"] = shape

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import ParamError
+from ..random import check_scalar_params
 from ._symbol import Symbol
 
 __all__ = ["uniform", "normal", "randn"]
@@ -20,12 +20,7 @@ def _node(op_name: str, params: dict[str, Any], shape: Any, dtype: Any,
           kwargs: dict[str, Any]) -> Symbol:
     from . import _function
 
-    symbols = [k for k, v in params.items() if isinstance(v, Symbol)]
-    if symbols:
-        raise ParamError(
-            f"sym.random.{op_name.rsplit('_', 1)[-1]}: {', '.join(symbols)} given as a Symbol; "
-            f"dagnet samples with scalar parameters only (MXNet's _sample_* operators are not "
-            f"implemented); pass floats")
+    check_scalar_params(f"sym.random.{op_name.rsplit('_', 1)[-1]}", params, Symbol)
     call = dict(params, **kwargs)
     if shape is not None:
         call["shape"] = shape
