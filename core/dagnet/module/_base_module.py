@@ -34,6 +34,20 @@ def _as_list(obj: Any) -> list[Any]:
     return list(obj) if isinstance(obj, (list, tuple)) else [obj]
 
 
+def _notify(callbacks: Any, epoch: int, nbatch: int, eval_metric: Any,
+            local_vars: dict[str, Any]) -> None:
+    """Call each of ``callbacks`` (one, a list, or None) with a ``BatchEndParam``, as MXNet
+    calls batch-end and score-end callbacks."""
+    if callbacks is None:
+        return
+    from ..model import BatchEndParam
+
+    params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
+                           locals=local_vars)
+    for callback in _as_list(callbacks):
+        callback(params)
+
+
 def check_input_names(symbol: Any, names: list[str], typename: str, throw: bool) -> None:
     """Check every name in ``names`` is an argument of ``symbol``: an error (``throw``)
     or a warning naming the arguments that look like inputs."""
@@ -117,7 +131,6 @@ class BaseModule:
         ``eval_metric``'s ``[(name, value), ...]``.  As in MXNet, the examples that pad a
         last batch are scored too."""
         from .. import metric
-        from ..model import BatchEndParam
 
         self._require("score", params=True)
         if reset:
@@ -131,17 +144,9 @@ class BaseModule:
                 break
             self.forward(eval_batch, is_train=False)
             self.update_metric(eval_metric, eval_batch.label)
-            if batch_end_callback is not None:
-                params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
-                                       locals=locals())
-                for callback in _as_list(batch_end_callback):
-                    callback(params)
+            _notify(batch_end_callback, epoch, nbatch, eval_metric, locals())
             actual_num_batch += 1
-        if score_end_callback:
-            params = BatchEndParam(epoch=epoch, nbatch=actual_num_batch,
-                                   eval_metric=eval_metric, locals=locals())
-            for callback in _as_list(score_end_callback):
-                callback(params)
+        _notify(score_end_callback, epoch, actual_num_batch, eval_metric, locals())
         return eval_metric.get_name_value()
 
     def iter_predict(self, eval_data: DataIter, num_batch: int | None = None,
@@ -209,7 +214,6 @@ class BaseModule:
         ``Epoch[i] Time cost=...``, call ``epoch_end_callback(epoch, symbol, arg_params,
         aux_params)`` and, with ``eval_data``, log ``Epoch[i] Validation-<metric>=...``."""
         from .. import metric
-        from ..model import BatchEndParam
 
         if num_epoch is None:
             raise ValueError("fit: please specify the number of epochs (num_epoch=...)")
@@ -252,11 +256,7 @@ class BaseModule:
                     monitor.toc_print()
                 if next_batch is None:
                     eval_name_vals = epoch_eval_metric.get_global_name_value()
-                if batch_end_callback is not None:
-                    params = BatchEndParam(epoch=epoch, nbatch=nbatch, eval_metric=eval_metric,
-                                           locals=locals())
-                    for callback in _as_list(batch_end_callback):
-                        callback(params)
+                _notify(batch_end_callback, epoch, nbatch, eval_metric, locals())
                 nbatch += 1
             for name, value in eval_name_vals:
                 self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
