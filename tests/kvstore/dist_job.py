@@ -87,7 +87,10 @@ def main() -> None:
     crash_at = int(sys.argv[4]) if len(sys.argv) > 4 else None
     kv = mx.kv.create(kind)
     weights, accuracy = train(kv, [kv.rank], steps, crash_at)
-    print(f"worker {kv.rank} of {kv.num_workers}: accuracy {accuracy:.4f}", flush=True)
+    # one write per line: the workers share the launcher's output, and print() writes the
+    # text and the newline separately, so two workers' lines could interleave
+    sys.stdout.write(f"worker {kv.rank} of {kv.num_workers}: accuracy {accuracy:.4f}\n")
+    sys.stdout.flush()
     kv.barrier()
     if kv.rank == 0:
         np.savez(os.path.join(out, "weights.npz"), **weights)

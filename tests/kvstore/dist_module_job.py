@@ -27,7 +27,8 @@ def main() -> None:
     module.fit(train, num_epoch=3, kvstore=kv, optimizer="sgd",
                optimizer_params={"learning_rate": 0.2, "momentum": 0.9})
     accuracy = module.score(mx.io.NDArrayIter(x, y, batch_size=64), "acc")[0][1]
-    print(f"worker {kv.rank}: accuracy {accuracy:.4f}", flush=True)
+    sys.stdout.write(f"worker {kv.rank}: accuracy {accuracy:.4f}\n")  # one write: no interleaving
+    sys.stdout.flush()
     arg_params, _ = module.get_params()
     np.savez(os.path.join(out, f"weights-{kv.rank}.npz"),
              **{name: array.asnumpy() for name, array in arg_params.items()})

@@ -140,7 +140,8 @@ kv.barrier()
 kv.pushpull(0, mx.nd.ones((3,)) * 100, out=out)     # disturbs the momentum ...
 kv.load_optimizer_states(sys.argv[1])               # ... which the saved states undo
 kv.pushpull(0, mx.nd.ones((3,)), out=out)
-print("weight", out.asnumpy()[0], flush=True)
+sys.stdout.write(f"weight {out.asnumpy()[0]}\\n")  # one write: the workers share stdout
+sys.stdout.flush()
 '''
 
 
