@@ -124,7 +124,7 @@ def _run_here(command: list[str], num_workers: int, base: dict[str, str]) -> int
     status = 0
     failed_at = None
     try:
-        while [child.poll() for child in children].count(None):
+        while None in [child.poll() for child in children]:  # poll each, every time
             for rank, child in enumerate(children):
                 if child.returncode not in (None, 0) and status == 0:
                     status = child.returncode

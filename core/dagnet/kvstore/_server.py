@@ -77,14 +77,9 @@ class ParameterServer:
         self._heard[rank] = time.monotonic()
 
     async def leave(self, rank: int) -> None:
-        """Worker ``rank`` finished: waits for it fail instead of hanging."""
+        """Worker ``rank`` finished: calls waiting for it fail instead of hanging."""
         self._left.add(rank)
         self._notify()
-
-    async def info(self) -> dict[str, Any]:
-        """The job's mode, worker count and keys (for diagnostics and tests)."""
-        return {"mode": self.mode, "num_workers": self.num_workers,
-                "keys": sorted(map(str, self._keys)), "left": sorted(self._left)}
 
     def _check_alive(self, waiting_for: list[int], what: str) -> None:
         now = time.monotonic()
