@@ -122,15 +122,23 @@ class KVStore:
         """Copy the stored value of ``key`` into ``out`` (an array, or a list of arrays
         that each get it, one per device); with a list of keys, ``out`` holds one entry
         per key.  ``ignore_sparse`` matters only for sparse arrays, which dagnet lacks."""
+        for k, outs in self._out_pairs(key, out):
+            stored = self._store[k]
+            for array in outs:
+                stored.copyto(array)
+
+    def _out_pairs(self, key: Key | Sequence[Key], out: Any) -> list[tuple[Key, list[Any]]]:
+        """``(key, output arrays)`` of a pull, each key initialised and each array of its
+        key's shape."""
         if out is None:
             raise ArgumentTypeError("KVStore.pull: out is required; pass the NDArray (or a "
                                     "list of NDArrays, one per device) to copy the value into")
-        for k, outs in self._pairs(key, out, "pull", "out", many_per_key=True):
+        pairs = self._pairs(key, out, "pull", "out", many_per_key=True)
+        for k, outs in pairs:
             stored = self._stored(k, "pull")
             for array in outs:
                 self._check_shape(k, "output", array, stored)
-            for array in outs:
-                stored.copyto(array)
+        return pairs
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None,
                  priority: int = 0) -> None:
@@ -156,11 +164,18 @@ class KVStore:
         at every push, keeping the optimizer's state per key in the store."""
         from .. import optimizer as opt
 
+        self.set_updater(opt.get_updater(self._check_optimizer(optimizer)))
+
+    @staticmethod
+    def _check_optimizer(optimizer: Any) -> Any:
+        """``optimizer``, once it is known to be a :class:`dagnet.optimizer.Optimizer`."""
+        from .. import optimizer as opt
+
         if not isinstance(optimizer, opt.Optimizer):
             raise ArgumentTypeError(f"KVStore.set_optimizer: expected a dagnet.optimizer."
                                     f"Optimizer such as mx.optimizer.SGD(), got "
                                     f"{type(optimizer).__name__}")
-        self.set_updater(opt.get_updater(optimizer))
+        return optimizer
 
     def set_updater(self, updater: Callable[[Key, Any, Any], None]) -> None:
         """Call ``updater(key, pushed_sum, stored_weight)`` at every push instead of

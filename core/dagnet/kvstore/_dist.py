@@ -185,9 +185,6 @@ class DistKVStore(KVStore):
              ignore_sparse: bool = True) -> None:
         """Copy each key's value on the servers into ``out``; with ``dist_sync``, the
         value after every worker's push of the same round."""
-        if out is None:
-            raise KVStoreError("KVStore.pull: out is required; pass the NDArray (or a list "
-                               "of NDArrays, one per device) to copy the value into")
         pairs = self._out_pairs(key, out)
         per_server: dict[int, list] = {}
         for k, _ in pairs:
@@ -215,14 +212,6 @@ class DistKVStore(KVStore):
                 for server, begin, stop in parts:
                     assign(flat[begin:stop], slices[(k, server)], owned=True)
 
-    def _out_pairs(self, key: Key | Sequence[Key], out: Any) -> list[tuple[Key, list[Any]]]:
-        pairs = self._pairs(key, out, "pull", "out", many_per_key=True)
-        for k, outs in pairs:
-            stored = self._stored(k, "pull")
-            for array in outs:
-                self._check_shape(k, "output", array, stored)
-        return pairs
-
     def barrier(self) -> None:
         """Wait until every worker of the job calls barrier (kept by the first server)."""
         self._gather([(0, "barrier", (self._rank,))])
@@ -233,11 +222,7 @@ class DistKVStore(KVStore):
     def set_optimizer(self, optimizer: Any) -> None:
         """Run ``optimizer`` on the servers (worker 0's is used; every worker calls this,
         and returns once all have)."""
-        from .. import optimizer as opt
-
-        if not isinstance(optimizer, opt.Optimizer):
-            raise KVStoreError(f"KVStore.set_optimizer: expected a dagnet.optimizer.Optimizer "
-                               f"such as mx.optimizer.SGD(), got {type(optimizer).__name__}")
+        optimizer = self._check_optimizer(optimizer)
         self._call_all("set_optimizer", self._rank, pickle.dumps(optimizer))
         self.barrier()
 
