@@ -16,11 +16,25 @@ class CUDAStream(Stream):
 
     def __init__(self, cupy: Any, device_id: int):
         self.device_id = device_id
+        self._cupy = cupy
+        self._entered: list[Any] = []  # devices entered, innermost last
         with cupy.cuda.Device(device_id):
             self.stream = cupy.cuda.Stream(non_blocking=True)
 
     def synchronize(self) -> None:
         self.stream.synchronize()
+
+    def __enter__(self) -> CUDAStream:
+        # cupy keeps the current device and stream per thread; both are restored on exit
+        device = self._cupy.cuda.Device(self.device_id)
+        device.__enter__()
+        self._entered.append(device)
+        self.stream.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stream.__exit__(*exc)
+        self._entered.pop().__exit__(*exc)
 
     def __repr__(self) -> str:
         return f"<CUDAStream gpu({self.device_id})>"

@@ -60,6 +60,7 @@ _LAZY_SUBMODULES = {
     "optimizer",
     "random",
     "resource",
+    "runtime",
     "storage",
     "sym",
     "symbol",

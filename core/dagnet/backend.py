@@ -18,11 +18,25 @@ __all__ = ["Backend", "Stream", "find_backend", "backend_for", "available_backen
 
 
 class Stream(abc.ABC):
-    """An ordered queue of device work; the engine hands one to each function."""
+    """An ordered queue of device work; the engine hands one to each function.
+
+    A stream is a context manager: inside ``with stream:`` the array library
+    issues work on this stream (and on its device), so kernels written against
+    ``xp`` need not know about streams.  The runtime enters it around every
+    kernel it runs; core never imports the array library to do so.
+    """
 
     @abc.abstractmethod
     def synchronize(self) -> None:
         """Block the calling thread until every piece of work queued so far is done."""
+
+    @abc.abstractmethod
+    def __enter__(self) -> Stream:
+        """Make this stream (and its device) current for the calling thread."""
+
+    @abc.abstractmethod
+    def __exit__(self, *exc: object) -> None:
+        """Restore the stream and device that were current before ``__enter__``."""
 
 
 class Backend(abc.ABC):

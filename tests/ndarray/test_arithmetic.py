@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import dagnet as mx
-from dagnet.ndarray import _chunk
+from dagnet import runtime
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def dispatched(monkeypatch):
     """The names of the operators pushed (naive engine)."""
     names = []
     with mx.config.set(engine="naive"):
-        engine = _chunk.current_engine()
+        engine = runtime.current_engine()
         real = engine.push_sync
 
         def spy(fn, ctx=None, const_vars=(), mutate_vars=(), prop=None, priority=0, name=None):

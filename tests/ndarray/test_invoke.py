@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import dagnet as mx
-from dagnet.ndarray import _chunk
+from dagnet import runtime
 from dagnet.operator import OpReqType
 
 from .conftest import SEEN_REQS
@@ -21,7 +21,7 @@ def pushes(monkeypatch):
     """Every push_sync made (on the naive engine, where work runs at once)."""
     made = []
     with mx.config.set(engine="naive"):
-        engine = _chunk.current_engine()
+        engine = runtime.current_engine()
         real = engine.push_sync
 
         def spy(fn, ctx=None, const_vars=(), mutate_vars=(), prop=None, priority=0, name=None):

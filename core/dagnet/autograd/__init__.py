@@ -21,6 +21,8 @@ with a hand-written ``backward``.  Higher-order gradients
 
 from __future__ import annotations
 
+from .. import runtime as _runtime
+from . import _views
 from ._backward import backward, grad
 from ._errors import (
     AutogradArgumentError,
@@ -29,7 +31,7 @@ from ._errors import (
     NotDifferentiableError,
 )
 from ._function import Function
-from ._graph import mark_variables
+from ._graph import mark_variables, record_call
 from ._mode import (
     is_recording,
     is_training,
@@ -47,3 +49,5 @@ __all__ = [
     "mark_variables", "pause", "predict_mode", "record", "set_recording", "set_training",
     "train_mode",
 ]
+
+_runtime.install_recorder(record_call, _views, backward)

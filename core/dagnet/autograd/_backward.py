@@ -15,10 +15,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..engine import FnProperty
-from ..ndarray import _invoke
-from ..ndarray._chunk import current_engine, stream_scope
-from ..ndarray._ndarray import NDArray, new_array
+from ..ndarray import NDArray, PreparedCall, assign, new_array
 from ..operator import Gradient, NoGradient, OpReqType, ZeroGradient, get_op
+from ..runtime import current_engine, stream_scope
 from ._errors import (
     AutogradArgumentError,
     AutogradError,
@@ -61,7 +60,7 @@ def backward(heads: NDArray | Sequence[NDArray], head_grads: Any = None,
         if parts:
             _write_sum(var.grad, parts, add=var.req == "add")
         elif var.req == "write":
-            _invoke.assign(var.grad, 0)
+            assign(var.grad, 0)
     if not retain_graph:
         _free(order)
 
@@ -101,7 +100,7 @@ def grad(heads: NDArray | Sequence[NDArray], variables: NDArray | Sequence[NDArr
         parts = totals.get(var)
         if not parts:
             result = new_array(array._shape, array._dtype, array._chunk.dev)
-            _invoke.assign(result, 0)
+            assign(result, 0)
         elif len(parts) == 1:
             result = parts[0]
         else:
@@ -158,7 +157,7 @@ def _head_gradient(index: int, head: NDArray, given: Any) -> NDArray | None:
 
 def _ones(shape: tuple, dtype: Any, dev: Any) -> NDArray:
     array = new_array(shape, dtype, dev)
-    _invoke.assign(array, 1)
+    assign(array, 1)
     return array
 
 
@@ -355,7 +354,7 @@ def _gradient_call(call: Any) -> Any:
     """The backward operator prepared with the forward call's parameters (kept on the call)."""
     backward_call = call.gradient_call
     if backward_call is None:
-        backward_call = call.gradient_call = _invoke.PreparedCall(
+        backward_call = call.gradient_call = PreparedCall(
             get_op(call.op.gradient.backward), call.attrs)
     return backward_call
 
@@ -364,7 +363,7 @@ def _total(parts: list[NDArray] | None, shape: tuple, dtype: Any, dev: Any) -> N
     """The sum of ``parts`` (zeros when none reached this entry)."""
     if not parts:
         array = new_array(shape, dtype, dev)
-        _invoke.assign(array, 0)
+        assign(array, 0)
         return array
     if len(parts) == 1:
         return parts[0]

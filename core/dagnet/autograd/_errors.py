@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from .._errors import DagnetError
+from ..runtime import AutogradError
 
 __all__ = ["AutogradError", "AutogradArgumentError", "NotDifferentiableError",
            "HigherOrderGradientError"]
-
-
-class AutogradError(DagnetError, RuntimeError):
-    """The recorded graph cannot serve the request: an array that is not in a graph
-    (or whose graph was freed by an earlier backward), or a write into a graph."""
 
 
 class AutogradArgumentError(AutogradError, ValueError):

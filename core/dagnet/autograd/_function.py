@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ndarray._ndarray import NDArray
+from ..ndarray import NDArray
 from ..operator import Gradient
 from ._errors import AutogradError
 from ._graph import Node, in_graph, record_call

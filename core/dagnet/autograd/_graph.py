@@ -1,5 +1,6 @@
-"""The recorded graph: variables, one node per recorded operator call, and the
-hooks the imperative path calls while recording.
+"""The recorded graph: one node per recorded operator call, and the hook the
+imperative path calls while recording (the leaves, :class:`Variable`, and the
+refusal of writes into a graph's memory are the runtime's).
 
 An array in a graph carries its entry in its ``__dict__`` under ``_ag``:
 ``(node, output_index)`` for an operator's output, ``(variable, 0)`` for an
@@ -18,28 +19,22 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from ..ndarray import _invoke
-from ..ndarray._ndarray import NDArray, wrap_chunk
+from ..ndarray import NDArray, wrap_chunk
 from ..operator import Gradient
-from ._errors import AutogradArgumentError, AutogradError
+from ..runtime import (
+    GRAD_REQS,
+    Variable,
+    check_write,
+    entry_of,
+    forget_chunk,
+    in_graph,
+    mark_variable,
+    remember_chunk,
+)
+from ._errors import AutogradArgumentError
 
-__all__ = ["Variable", "Node", "entry_of", "in_graph", "mark_variables", "GRAD_REQS"]
-
-GRAD_REQS = ("write", "add", "null")
-
-# Chunks under an array of a live graph: writing into them while recording is refused.
-_graph_chunks: weakref.WeakSet = weakref.WeakSet()
-
-
-class Variable:
-    """A leaf that asked for a gradient: where it goes (``grad``) and how (``req``)."""
-
-    __slots__ = ("grad", "req", "__weakref__")
-    live = True  # a variable stays in its graph for as long as it exists
-
-    def __init__(self, grad: NDArray, req: str):
-        self.grad = grad
-        self.req = req
+__all__ = ["Variable", "Node", "entry_of", "in_graph", "mark_variables", "record_call",
+           "GRAD_REQS"]
 
 
 class Node:
@@ -70,43 +65,10 @@ class Node:
         for ref in self.chunks:
             chunk = ref()
             if chunk is not None:
-                _graph_chunks.discard(chunk)
+                forget_chunk(chunk)
 
     def __repr__(self) -> str:
         return f"<autograd node {self.call.name!r}{'' if self.live else ' (freed)'}>"
-
-
-def entry_of(array: NDArray) -> tuple | None:
-    """``array``'s entry in a live graph, or None."""
-    entry = array.__dict__.get("_ag")
-    if entry is None or not entry[0].live:
-        return None
-    return entry
-
-
-def in_graph(array: NDArray) -> bool:
-    """Whether ``array`` is a variable or the output of a live recorded call."""
-    return entry_of(array) is not None
-
-
-_WRITE_MESSAGE = (
-    "cannot write into an array that is part of a recorded graph ({what}) while recording: "
-    "the gradient would be computed from overwritten values. Call backward() first to free "
-    "the graph, or write outside the record() block (use autograd.pause()); in-place forms "
-    "such as +=, *=, x[idx] = v and out=x are not allowed on such arrays inside record()")
-
-
-def check_write(target: NDArray) -> None:
-    """Refuse a write into ``target`` while recording if its memory belongs to a graph."""
-    if target._chunk in _graph_chunks:
-        entry = target.__dict__.get("_ag")
-        if entry is None or not entry[0].live:
-            what = f"an array of shape {target._shape} sharing memory with one"
-        elif entry[0].__class__ is Variable:
-            what = "a variable"
-        else:
-            what = f"an output of the recorded operator {entry[0].call.name!r}"
-        raise AutogradError(_WRITE_MESSAGE.format(what=what))
 
 
 def record_call(call: Any, inputs: Sequence[NDArray], outputs: Sequence[NDArray],
@@ -130,7 +92,7 @@ def record_call(call: Any, inputs: Sequence[NDArray], outputs: Sequence[NDArray]
     node = Node(call, parents, inputs, outputs)
     for index, array in enumerate(outputs):
         array.__dict__["_ag"] = (node, index)
-        _graph_chunks.add(array._chunk)
+        remember_chunk(array._chunk)
 
 
 def mark_variables(variables: NDArray | Sequence[NDArray], gradients: NDArray | Sequence[NDArray],
@@ -159,8 +121,4 @@ def mark_variables(variables: NDArray | Sequence[NDArray], gradients: NDArray | 
                 f"mark_variables: gradient {index} has shape {grad._shape} but its variable "
                 f"has shape {var._shape}; they must match")
     for var, grad, req in zip(variables, gradients, reqs):
-        var.__dict__["_ag"] = (Variable(grad, req), 0)
-        _graph_chunks.add(var._chunk)
-
-
-_invoke.install_autograd(record_call, check_write)
+        mark_variable(var, grad, req)

@@ -1,42 +1,25 @@
 """Recording and training mode, per thread, and their ``with`` scopes.
 
-Both flags live on the imperative path's per-thread mode record
-(``dagnet.ndarray._invoke``), so an operator call reads them without any
-call into this package: ``training`` becomes ``OpContext.is_train`` of every
-kernel pushed, ``recording`` makes the call add itself to the graph.
+Both flags live on the runtime's per-thread mode record (``dagnet.runtime``),
+so an operator call reads them without any call into this package:
+``training`` becomes ``OpContext.is_train`` of every kernel pushed,
+``recording`` makes the call add itself to the graph.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..ndarray import _invoke
+from .. import runtime
+from ..runtime import is_recording, is_training, set_training
 
 __all__ = ["is_recording", "is_training", "set_recording", "set_training", "record", "pause",
            "train_mode", "predict_mode"]
 
 
-def is_recording() -> bool:
-    """Whether operator calls on this thread are being recorded for differentiation."""
-    return _invoke._mode.recording
-
-
-def is_training() -> bool:
-    """Whether operators on this thread run in training mode (Dropout drops, BatchNorm
-    uses batch statistics)."""
-    return _invoke._mode.training
-
-
 def set_recording(is_recording: bool) -> bool:
     """Switch recording on or off for this thread; returns the previous value."""
-    previous = _invoke._mode.recording
-    _invoke._mode.recording = bool(is_recording)
-    return previous
-
-
-def set_training(train_mode: bool) -> bool:
-    """Switch training mode on or off for this thread; returns the previous value."""
-    return _invoke.set_training(train_mode)
+    return runtime.set_recording(is_recording)
 
 
 class _Scope:

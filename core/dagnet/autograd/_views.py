@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ..ndarray import _invoke
-from ..ndarray._ndarray import NDArray
+from .. import ndarray as nd
+from ..ndarray import NDArray, invoke, is_basic_key
 from ._errors import NotDifferentiableError
 
 __all__ = ["getitem", "reshape", "copy", "astype"]
@@ -25,8 +25,6 @@ __all__ = ["getitem", "reshape", "copy", "astype"]
 
 def getitem(array: NDArray, key: Any) -> NDArray:
     """``array[key]`` through operators; the same shape and values as the view would have."""
-    from ..ndarray._indexing import is_basic_key
-
     if is_basic_key(key):
         return _basic(array, key)
     return _advanced(array, key)
@@ -64,12 +62,12 @@ def _basic(array: NDArray, key: Any) -> NDArray:
     result = array
     if any(b not in (None, 0) for b in begin) or any(s not in (None, 1) for s in step) or any(
             e is not None and e != array._shape[i] for i, e in enumerate(end)):
-        result = _invoke.invoke("slice", [array], {"begin": tuple(begin), "end": tuple(end),
+        result = invoke("slice", [array], {"begin": tuple(begin), "end": tuple(end),
                                                    "step": tuple(step)})
     if result._shape != shape:
-        result = _invoke.invoke("Reshape", [result], {"shape": shape})
+        result = invoke("Reshape", [result], {"shape": shape})
     if result is array:  # x[:] and the like: a new array, as the view would be
-        result = _invoke.invoke("_copy", [array])
+        result = invoke("_copy", [array])
     return result
 
 
@@ -86,26 +84,24 @@ def _advanced(array: NDArray, key: Any) -> NDArray:
                                             (0,) * array.ndim)
     probe[tuple(host)]  # raises IndexError as numpy would
     ctx = array.context
-    from ..ndarray._creation import array as make_array
-
     if len(host) == 1:
-        indices = make_array(host[0] % array._shape[0], ctx=ctx, dtype=np.int64)
-        return _invoke.invoke("take", [array, indices], {"axis": 0})
+        indices = nd.array(host[0] % array._shape[0], ctx=ctx, dtype=np.int64)
+        return invoke("take", [array, indices], {"axis": 0})
     stacked = np.stack([h % array._shape[i] for i, h in enumerate(np.broadcast_arrays(*host))])
-    indices = make_array(stacked, ctx=ctx, dtype=np.int64)
-    return _invoke.invoke("gather_nd", [array, indices])
+    indices = nd.array(stacked, ctx=ctx, dtype=np.int64)
+    return invoke("gather_nd", [array, indices])
 
 
 def reshape(array: NDArray, shape: tuple[int, ...]) -> NDArray:
     """``array.reshape(shape)`` (an inferred, explicit shape) through ``Reshape``."""
-    return _invoke.invoke("Reshape", [array], {"shape": shape})
+    return invoke("Reshape", [array], {"shape": shape})
 
 
 def copy(array: NDArray, out: NDArray | None = None) -> NDArray:
     """A copy on the same device through ``_copy`` (into ``out`` when given)."""
-    return _invoke.invoke("_copy", [array], out=out)
+    return invoke("_copy", [array], out=out)
 
 
 def astype(array: NDArray, dtype: np.dtype) -> NDArray:
     """A converted copy through ``Cast``."""
-    return _invoke.invoke("Cast", [array], {"dtype": dtype.name})
+    return invoke("Cast", [array], {"dtype": dtype.name})

@@ -17,11 +17,10 @@ import numpy as np
 
 from .._errors import ContextError, DTypeError, OperatorError, ShapeError
 from ..context import Context
-from ..ndarray import NDArray
+from ..ndarray import NDArray, wrap_chunk
 from ..ndarray import zeros as _zeros
-from ..ndarray._chunk import device_of
-from ..ndarray._ndarray import wrap_chunk
 from ..operator import shape_is_known
+from ..runtime import device_of
 from ._executor import Executor, UnknownArgumentError
 from ._graph import GRAD_REQS, build_graph
 

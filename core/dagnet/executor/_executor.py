@@ -19,14 +19,17 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import config as _config
-from .. import resource as _resource
 from .._errors import OperatorError, ShapeError, UnknownNameError
 from ..engine import FnProperty
-from ..ndarray import NDArray
-from ..ndarray._chunk import current_engine, new_chunk, stream_scope
-from ..ndarray._invoke import push_copy
-from ..ndarray._ndarray import _build_view, new_array, wrap_chunk
-from ..operator import OpContext, OpReqType
+from ..ndarray import NDArray, new_array, push_copy, wrap_chunk
+from ..operator import OpReqType
+from ..runtime import (
+    current_engine,
+    kernel_function,
+    new_chunk,
+    request_resources,
+    stream_scope,
+)
 from ._graph import COPY, INNER, OP, ZERO, Graph
 from ._plan import Plan, plan_memory
 
@@ -92,10 +95,7 @@ class Executor:
                 st = self._plan.storage_of[buffer.index]
                 key = (st, buffer.shape, buffer.dtype)
                 if key not in views:
-                    chunk = self._storages[st]
-                    views[key] = wrap_chunk(chunk, 0, buffer.shape, buffer.dtype, None,
-                                            _build_view(chunk, 0, buffer.shape, buffer.dtype,
-                                                        None))
+                    views[key] = wrap_chunk(self._storages[st], 0, buffer.shape, buffer.dtype)
                 arrays[buffer.index] = views[key]
             else:  # outputs and head gradients: arrays of their own that outlive a call
                 array = new_array(buffer.shape, buffer.dtype, dev, eng)
@@ -133,13 +133,11 @@ class Executor:
         writes = [arrays[b]._chunk.var for b in step.outputs]
         writes += [arrays[b]._chunk.var for b in step.mutated]
         if step.kind == OP:
-            requested = [_resource.request(dev.ctx, r)
-                         for r in step.op.resource_requests(step.attrs)]
-            writes += [r.var for r in requested]
+            requested = request_resources(dev.ctx, step.op.resource_requests(step.attrs), writes)
             reqs = [OpReqType.INPLACE if (index, p) in self._plan.inplace else req
                     for p, req in enumerate(step.reqs)]
-            fn = _kernel_fn(step.op.kernel_for(dev.device_type), step.attrs, is_train,
-                            requested, dev.xp, ins, reqs, outs)
+            fn = kernel_function(step.op.kernel_for(dev.device_type), step.attrs, is_train,
+                                 requested, dev.xp, ins, reqs, outs)
         else:
             fn = _helper_fn(step.kind, ins, outs)
         writes = _unique(writes)
@@ -438,18 +436,6 @@ def _unique(variables: Sequence[Any]) -> list[Any]:
             seen.add(id(var))
             result.append(var)
     return result
-
-
-def _kernel_fn(kernel: Any, attrs: Any, is_train: bool, requested: list, xp: Any, ins: list,
-               reqs: list, outs: list) -> Callable[[Any], None]:
-    def run(run_ctx: Any) -> None:
-        if run_ctx is None or run_ctx.stream is None:
-            kernel(attrs, OpContext(is_train, run_ctx, requested, xp), ins, reqs, outs)
-        else:
-            with stream_scope(run_ctx):
-                kernel(attrs, OpContext(is_train, run_ctx, requested, xp), ins, reqs, outs)
-
-    return run
 
 
 def _helper_fn(kind: str, ins: list, outs: list) -> Callable[[Any], None]:

@@ -31,7 +31,7 @@ from typing import Any
 
 from .._errors import DagnetError
 from ..context import cpu
-from ..ndarray._invoke import assign
+from ..ndarray import assign
 from ._base import Key, KVStore, KVStoreError
 
 __all__ = ["DistKVStore", "DistributedKVStoreError", "JOB_ENV", "DIST_STORE_TYPES", "connect",

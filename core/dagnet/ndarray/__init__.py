@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._chunk import current_engine, flush_graveyard
+from ..runtime import current_engine, flush_graveyard, is_training, set_training
 from ._creation import (
     DEFAULT_DTYPE,
     arange,
@@ -32,9 +32,10 @@ from ._creation import (
 )
 from ._frontend import Namespace, OpFunction, UnknownOperatorError
 from ._frontend import function as _function
-from ._invoke import PreparedCall, invoke, is_training, prepared, set_training
+from ._indexing import is_basic_key
+from ._invoke import PreparedCall, assign, invoke, prepared, push_copy
 from ._io import load, load_frombuffer, save
-from ._ndarray import NDArray
+from ._ndarray import NDArray, new_array, wrap_chunk
 from ._ufunc import (
     add,
     divide,
@@ -58,14 +59,14 @@ from ._ufunc import (
 )
 
 __all__ = [
-    "DEFAULT_DTYPE", "NDArray", "Namespace", "OpFunction", "PreparedCall", "UnknownOperatorError",
-    "add", "arange", "array", "concatenate", "contrib", "divide", "empty", "equal", "eye",
-    "from_numpy", "full", "greater",
-    "greater_equal", "hypot", "invoke", "is_training", "lesser", "lesser_equal", "linalg",
-    "linspace", "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor",
-    "maximum", "minimum", "modulo",
-    "multiply", "not_equal", "ones", "op", "power", "prepared", "save", "set_training",
-    "subtract", "true_divide", "waitall", "zeros",
+    "add", "arange", "array", "assign", "concatenate", "contrib", "DEFAULT_DTYPE", "divide",
+    "empty", "equal", "eye", "from_numpy", "full", "greater", "greater_equal", "hypot",
+    "invoke", "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg", "linspace",
+    "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum",
+    "minimum", "modulo", "multiply", "Namespace", "NDArray", "new_array", "not_equal", "ones",
+    "op", "OpFunction", "power", "prepared", "PreparedCall", "push_copy", "save",
+    "set_training", "subtract", "true_divide", "UnknownOperatorError", "waitall", "wrap_chunk",
+    "zeros",
 ]
 
 _internal = Namespace("_internal")

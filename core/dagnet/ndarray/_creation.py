@@ -18,7 +18,7 @@ import numpy as np
 
 from .._errors import ContextError
 from ..context import Context, current_context
-from ._chunk import device_of
+from ..runtime import device_of
 from ._invoke import assign, push_copy
 from ._ndarray import NDArray, new_array
 

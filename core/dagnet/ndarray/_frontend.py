@@ -21,37 +21,12 @@ import inspect
 from typing import Any
 
 from .. import plugins as _plugins
-from .._errors import OperatorError, ParamError, UnknownNameError
-from ..operator import REQUIRED, get_op
+from .._errors import OperatorError
+from ..operator import UnknownOperatorError, call_signature, get_op, resolve_name
 from . import _invoke
 from ._ndarray import NDArray
 
 __all__ = ["OpFunction", "function", "call", "Namespace", "UnknownOperatorError"]
-
-
-class UnknownOperatorError(UnknownNameError, AttributeError):
-    """``dagnet.nd.<name>`` for a name no plugin registered (an ``AttributeError`` too,
-    so ``hasattr`` and ``getattr(nd, name, default)`` work)."""
-
-
-# MXNet names for operators that a registry may hold only under another name.
-_FALLBACK_NAMES = {"concat": "Concat", "split": "SliceChannel", "Stack": "stack",
-                   "flatten": "Flatten", "cast": "Cast"}
-
-
-def _resolve(name: str) -> str:
-    """The registered name to call for ``name`` (itself, or an MXNet synonym)."""
-    registry = _plugins.ops()
-    if name in registry:
-        return name
-    other = _FALLBACK_NAMES.get(name)
-    if other is not None and other in registry:
-        return other
-    try:
-        get_op(name)
-    except UnknownNameError as error:
-        raise UnknownOperatorError(f"dagnet.nd has no function {name!r}: {error}") from None
-    return name  # pragma: no cover - get_op found it after all
 
 
 def call(op_name: str, *args: Any, out: Any = None, name: str | None = None,
@@ -148,43 +123,10 @@ class OpFunction:
 
     @property
     def __signature__(self) -> inspect.Signature:
-        return _signature(get_op(self._target))
+        return call_signature(get_op(self._target))
 
     def __repr__(self) -> str:
         return f"<function dagnet.nd.{self.__name__}>"
-
-
-def _signature(op: Any) -> inspect.Signature:
-    kind = inspect.Parameter
-    params = []
-    if op.key_var_num_args:
-        params.append(kind("data", kind.VAR_POSITIONAL))
-    else:
-        names = _input_names(op)
-        params.extend(kind(n, kind.POSITIONAL_OR_KEYWORD, default=None) for n in names)
-    after = kind.KEYWORD_ONLY if op.key_var_num_args else kind.POSITIONAL_OR_KEYWORD
-    for field_name, field in op.params.fields().items():
-        default = kind.empty if field.default is REQUIRED else field.default
-        if default is kind.empty and after is kind.POSITIONAL_OR_KEYWORD:
-            after = kind.KEYWORD_ONLY  # a required field cannot follow defaults positionally
-        params.append(kind(field_name, after, default=default))
-    params.append(kind("out", kind.KEYWORD_ONLY, default=None))
-    params.append(kind("name", kind.KEYWORD_ONLY, default=None))
-    return inspect.Signature(params)
-
-
-def _input_names(op: Any) -> list[str]:
-    """The operator's input names with default parameters (required ones left as None)."""
-    try:
-        return op.list_inputs(op.params.parse(op.name, {}))
-    except ParamError:
-        pass
-    try:
-        attrs = op.params(**{name: (None if field.required else field.default)
-                             for name, field in op.params.fields().items()})
-        return op.list_inputs(attrs)
-    except Exception:  # inputs depend on the value of a required parameter
-        return list(op.input_names) if isinstance(op.input_names, (list, tuple)) else []
 
 
 _functions: dict[str, OpFunction] = {}
@@ -199,7 +141,7 @@ def function(name: str) -> OpFunction:
         _functions.clear()
     fn = _functions.get(name)
     if fn is None:
-        target = _resolve(name)
+        target = resolve_name(name, "dagnet.nd")
         _functions_manager = _plugins._manager
         fn = _functions[name] = OpFunction(name, target, get_op(target).docstring())
     return fn

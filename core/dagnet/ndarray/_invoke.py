@@ -18,23 +18,31 @@ signature.  The caches follow the operator registry: a registry rebuilt by
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import plugins as _plugins
-from .. import resource as _resource
 from .._errors import DagnetError, DTypeError, OperatorError, ShapeError
 from ..context import Context, current_context
 from ..engine import FnProperty
-from ..operator import Op, OpContext, OpReqType, get_op
-from ._chunk import Chunk, current_engine, device_of, stream_scope
+from ..operator import Op, OpReqType, get_op
+from ..runtime import (
+    Chunk,
+    check_write,
+    current_engine,
+    device_of,
+    hooks,
+    kernel_function,
+    mode,
+    request_resources,
+    stream_scope,
+)
 from ._ndarray import _NUMBER, NDArray, _build_view, new_array
 
-__all__ = ["invoke", "PreparedCall", "prepared", "is_training", "set_training",
-           "install_autograd", "binary", "unary", "assign", "push_copy", "gather", "scatter"]
+__all__ = ["invoke", "PreparedCall", "prepared", "binary", "unary", "assign", "push_copy",
+           "gather", "scatter"]
 
 _NORMAL = FnProperty.NORMAL
 _np_ndarray = np.ndarray
@@ -42,45 +50,6 @@ _new = object.__new__
 _WRITE = OpReqType.WRITE
 _INPLACE = OpReqType.INPLACE
 _CACHE_LIMIT = 512  # entries per cache before it is emptied (scalars make new keys)
-
-# -- training mode and recording (autograd hooks in here) ---------------------------
-class _Mode(threading.local):
-    training = False  # every thread starts in prediction mode
-    recording = False  # set only by dagnet.autograd, which installs the hooks below first
-
-
-_mode = _Mode()
-
-
-def _not_installed(*args: Any) -> None:
-    raise RuntimeError("recording was switched on without dagnet.autograd; use "
-                       "dagnet.autograd.record() or set_recording()")
-
-
-# What the imperative path calls while recording (installed by dagnet.autograd):
-# ``_record_call(call, inputs, outputs, out)`` before a call's push, ``_check_write(target)``
-# before an assignment or copy writes into ``target``.
-_record_call: Any = _not_installed
-_check_write: Any = _not_installed
-
-
-def install_autograd(record_call: Any, check_write: Any) -> None:
-    """Install the functions the imperative path calls while recording (dagnet.autograd)."""
-    global _record_call, _check_write
-    _record_call, _check_write = record_call, check_write
-
-
-def is_training() -> bool:
-    """Whether operators run in training mode (``OpContext.is_train``) on this thread."""
-    return _mode.training
-
-
-def set_training(training: bool) -> bool:
-    """Set training mode for this thread; returns the previous value."""
-    previous = _mode.training
-    _mode.training = bool(training)
-    return previous
-
 
 # -- the per-operator caches ------------------------------------------------------
 class _OpEntry:
@@ -402,35 +371,12 @@ class PreparedCall:
                 reads = [a._chunk.var for i, a in enumerate(inputs) if i not in mutated]
             writes = [o._chunk.var for o in outs] + [inputs[i]._chunk.var for i in mutated]
             if self.resources:
-                requested = [_resource.request(dev.ctx, r) for r in self.resources]
-                writes.extend(r.var for r in requested)
-        attrs, xp = self.attrs, dev.xp
-        mode = _mode
-        is_train = mode.training
+                requested = request_resources(dev.ctx, self.resources, writes)
         if mode.recording:  # autograd: refuse writes into the graph, add this call to it
-            _record_call(self, inputs, outs if out is not None or not self.simple else [result],
-                         out)
-
-        if copies is None:
-            def compute(run_ctx: Any) -> None:
-                if run_ctx is None or run_ctx.stream is None:
-                    kernel(attrs, OpContext(is_train, run_ctx, requested, xp), in_data, reqs,
-                           out_data)
-                else:
-                    with stream_scope(run_ctx):
-                        kernel(attrs, OpContext(is_train, run_ctx, requested, xp), in_data, reqs,
-                               out_data)
-        else:
-            def compute(run_ctx: Any) -> None:
-                with stream_scope(run_ctx):
-                    targets = list(out_data)
-                    for index in copies:  # outputs overlapping an input: compute aside
-                        targets[index] = xp.empty(shapes[index], dtypes[index])
-                    kernel(attrs, OpContext(is_train, run_ctx, requested, xp), in_data, reqs,
-                           targets)
-                    for index in copies:
-                        out_data[index][...] = targets[index]
-
+            hooks.record_call(self, inputs,
+                              outs if out is not None or not self.simple else [result], out)
+        compute = kernel_function(kernel, self.attrs, mode.training, requested, dev.xp, in_data,
+                                  reqs, out_data, copies)
         eng.push_sync(compute, dev.ctx, reads, writes, _NORMAL, 0, self.name)
         return result
 
@@ -447,17 +393,9 @@ class PreparedCall:
         in_data = [a._xp() for a in inputs]
         out_data = [o._xp() for o in outs]
         writes = [o._chunk.var for o in outs]
-        requested = ()
-        if self.resources:
-            requested = [_resource.request(dev.ctx, r) for r in self.resources]
-            writes.extend(r.var for r in requested)
-        attrs, xp, is_train, reqs = self.attrs, dev.xp, _mode.training, list(reqs)
-
-        def compute(run_ctx: Any) -> None:
-            with stream_scope(run_ctx):
-                kernel(attrs, OpContext(is_train, run_ctx, requested, xp), in_data, reqs,
-                       out_data)
-
+        requested = request_resources(dev.ctx, self.resources, writes) if self.resources else ()
+        compute = kernel_function(kernel, self.attrs, mode.training, requested, dev.xp, in_data,
+                                  list(reqs), out_data)
         current_engine().push_sync(compute, dev.ctx, [a._chunk.var for a in inputs], writes,
                                    _NORMAL, 0, self.name)
 
@@ -572,8 +510,8 @@ def _copy_fn(src: NDArray, dst: NDArray):
 
 def push_copy(src: NDArray, dst: NDArray) -> None:
     """Copy ``src`` into ``dst`` through the engine (across devices and dtypes)."""
-    if _mode.recording:
-        _check_write(dst)
+    if mode.recording:
+        check_write(dst)
     fn, ctx, prop = _copy_fn(src, dst)
     current_engine().push_sync(fn, ctx, [src._chunk.var], [dst._chunk.var], prop, 0, "_copyto")
 
@@ -611,8 +549,8 @@ def assign(target: NDArray, value: Any, owned: bool = False) -> None:
 
     ``owned``: ``value`` is a numpy array nobody else will change (no copy needed).
     """
-    if _mode.recording:
-        _check_write(target)
+    if mode.recording:
+        check_write(target)
     eng = current_engine()
     dev = target._chunk.dev
     view = target._xp()
@@ -690,8 +628,8 @@ def gather(source: NDArray, key: Any) -> NDArray:
 
 def scatter(target: NDArray, key: Any, value: Any) -> None:
     """``target[key] = value`` for an advanced (array) index, through the engine."""
-    if _mode.recording:
-        _check_write(target)
+    if mode.recording:
+        check_write(target)
     host_key = _index_arrays(key)
     probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), target._shape,
                                             (0,) * target.ndim)

@@ -1,7 +1,7 @@
 """The asynchronous n-dimensional array (MXNet's ``NDArray``).
 
 An NDArray is a view -- byte offset, shape, strides, dtype -- of a
-:class:`~dagnet.ndarray._chunk.Chunk`: a storage block with the engine
+:class:`~dagnet.runtime.Chunk`: a storage block with the engine
 variable that orders every function reading or writing it.  Operators and
 assignments are pushed to the engine and return at once; reading values
 (``asnumpy``, ``asscalar``, ``repr``) waits for the functions that write
@@ -20,7 +20,19 @@ import numpy as np
 
 from .._errors import ShapeError
 from ..context import Context
-from ._chunk import Chunk, Device, current_engine, device_of, new_chunk
+from ..runtime import (
+    GRAD_REQS,
+    Chunk,
+    Device,
+    Variable,
+    current_engine,
+    device_of,
+    hooks,
+    in_graph,
+    mark_variable,
+    mode,
+    new_chunk,
+)
 from ._indexing import basic_view, c_strides, is_basic_key, is_contiguous
 from ._reshape import infer_reshape
 
@@ -172,7 +184,7 @@ class NDArray:
     def __getitem__(self, key: Any) -> NDArray:
         """Basic indexing gives a view when the part is contiguous, else a copy (as MXNet);
         integer arrays (NDArray, list, numpy) select along axes as numpy does, into a copy."""
-        if _invoke._mode.recording:
+        if mode.recording:
             views = _recorded_views(self)
             if views is not None:
                 return views.getitem(self, key)
@@ -213,7 +225,7 @@ class NDArray:
         if kwargs:
             raise TypeError(f"reshape() got unexpected keyword argument(s) {', '.join(kwargs)}")
         new_shape = infer_reshape(self._shape, shape, reverse)
-        if _invoke._mode.recording:
+        if mode.recording:
             views = _recorded_views(self)
             if views is not None:
                 return views.reshape(self, new_shape)
@@ -261,7 +273,7 @@ class NDArray:
         else:
             raise TypeError(f"copyto: expected an NDArray or a Context, got "
                             f"{type(other).__name__} {other!r}")
-        if _invoke._mode.recording and dest._chunk.dev is self._chunk.dev:
+        if mode.recording and dest._chunk.dev is self._chunk.dev:
             views = _recorded_views(self)
             if views is not None:
                 return views.copy(self, dest)
@@ -279,7 +291,7 @@ class NDArray:
         dtype = np.dtype(dtype)
         if not copy and dtype == self._dtype:
             return self
-        if _invoke._mode.recording:
+        if mode.recording:
             views = _recorded_views(self)
             if views is not None:
                 return views.astype(self, dtype)
@@ -299,20 +311,19 @@ class NDArray:
         """Ask for this array's gradient: a zero-filled buffer (``.grad``) that
         ``backward`` writes (``grad_req='write'``), adds to (``'add'``) or leaves alone
         (``'null'``).  Only the dense storage type exists (``stype`` None or 'default')."""
-        from ..autograd import mark_variables
-
         if stype not in (None, "default"):
             raise ValueError(f"attach_grad: storage type {stype!r} is not supported; dagnet "
                              f"arrays are dense ('default')")
+        if grad_req not in GRAD_REQS:
+            raise ValueError(f"attach_grad: grad_req {grad_req!r} is not one of "
+                             f"{', '.join(GRAD_REQS)}")
         grad = new_array(self._shape, self._dtype, self._chunk.dev)
         _invoke.assign(grad, 0)
-        mark_variables([self], [grad], grad_req)
+        mark_variable(self, grad, grad_req)
 
     @property
     def grad(self) -> NDArray | None:
         """The gradient buffer of an array that called ``attach_grad`` (else None)."""
-        from ..autograd._graph import Variable
-
         entry = self.__dict__.get("_ag")
         return entry[0].grad if entry is not None and entry[0].__class__ is Variable else None
 
@@ -320,10 +331,8 @@ class NDArray:
                  train_mode: bool = True) -> None:
         """Differentiate this recorded array (head gradient ``out_grad``, default ones)
         into the ``.grad`` of every variable it depends on (see ``dagnet.autograd.backward``)."""
-        from ..autograd import backward
-
-        backward([self], None if out_grad is None else [out_grad], retain_graph=retain_graph,
-                 train_mode=train_mode)
+        hooks.backward([self], None if out_grad is None else [out_grad],
+                       retain_graph=retain_graph, train_mode=train_mode)
 
     def detach(self) -> NDArray:
         """The same memory as an array outside any graph (no gradient flows through it)."""
@@ -473,11 +482,9 @@ def _build_view(chunk: Chunk, offset: int, shape: tuple[int, ...], dtype: np.dty
 
 
 def _recorded_views(array: NDArray) -> Any:
-    """dagnet.autograd's differentiable views when ``array`` is in a live graph (else None);
+    """The recorder's differentiable views when ``array`` is in a live graph (else None);
     only asked while recording."""
-    from ..autograd import _graph, _views
-
-    return _views if _graph.in_graph(array) else None
+    return hooks.views if in_graph(array) else None
 
 
 def _is_everything(key: Any) -> bool:

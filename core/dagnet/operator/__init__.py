@@ -10,6 +10,7 @@ import difflib
 
 from .._errors import UnknownNameError
 from ._builder import OpBuilder, forward_shape, forward_type
+from ._calling import UnknownOperatorError, call_signature, resolve_name
 from ._op import (
     XP,
     Case,
@@ -32,6 +33,7 @@ from ._simple import GradKind, SimpleOp, SimpleOpEnv
 
 __all__ = [
     "ALL_REQS", "Case", "DType", "Domain", "Field", "GradKind", "Gradient", "NoGradient",
+    "UnknownOperatorError", "call_signature", "resolve_name",
     "NoParams", "Op", "OpBuilder", "OpContext", "OpReqType", "Operator", "OperatorProperty",
     "Params", "REQUIRED", "Shape", "SimpleOp", "SimpleOpEnv", "XP", "ZeroGradient", "assign",
     "elemwise_shape", "elemwise_type", "forward_shape", "forward_type", "get_op", "list_ops",

@@ -11,8 +11,7 @@ import inspect
 from typing import Any
 
 from .. import plugins as _plugins
-from ..ndarray._frontend import UnknownOperatorError, _resolve, _signature
-from ..operator import get_op
+from ..operator import call_signature, get_op, resolve_name
 from ._compose import apply_op
 
 __all__ = ["SymbolFunction", "function"]
@@ -37,7 +36,7 @@ class SymbolFunction:
     @property
     def __signature__(self) -> inspect.Signature:
         # the NDArray signature with ``attr=`` in place of ``out=``, as MXNet's mx.sym has
-        params = [p for p in _signature(get_op(self._target)).parameters.values()
+        params = [p for p in call_signature(get_op(self._target)).parameters.values()
                   if p.name != "out"]
         params.append(inspect.Parameter("attr", inspect.Parameter.KEYWORD_ONLY, default=None))
         return inspect.Signature(params)
@@ -57,10 +56,7 @@ def function(name: str) -> SymbolFunction:
         _functions.clear()
     fn = _functions.get(name)
     if fn is None:
-        try:
-            target = _resolve(name)
-        except UnknownOperatorError as error:
-            raise UnknownOperatorError(str(error).replace("dagnet.nd", "dagnet.sym", 1)) from None
+        target = resolve_name(name, "dagnet.sym")
         _functions_manager = _plugins._manager
         fn = _functions[name] = SymbolFunction(name, target, _docstring(get_op(target)))
     return fn

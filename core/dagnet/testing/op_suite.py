@@ -30,9 +30,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from .. import engine as engine_module
-from .. import plugins, resource
+from .. import plugins, resource, runtime
 from ..context import Context
-from ..operator import Gradient, Op, OpContext, OpReqType, get_op
+from ..operator import Gradient, Op, OpReqType, get_op
 
 __all__ = [
     "check_operator",
@@ -106,16 +106,12 @@ def run_kernel(
     reqs = list(req) if req is not None else [OpReqType.WRITE] * n_out
     if inplace is not None:
         reqs[inplace[1]] = OpReqType.INPLACE
-    requested = [resource.request(ctx, r) for r in op.resource_requests(attrs)]
-    kernel = op.kernel_for(ctx.device_type)
     var = engine.new_var(f"{op.name}-out")
-
-    def compute(run_ctx):
-        kernel(
-            attrs, OpContext(is_train, run_ctx, requested, backend.xp), xp_inputs, reqs, xp_outputs
-        )
-
-    engine.push_sync(compute, ctx, mutate_vars=[var] + [r.var for r in requested], name=op.name)
+    writes = [var]
+    requested = runtime.request_resources(ctx, op.resource_requests(attrs), writes)
+    compute = runtime.kernel_function(op.kernel_for(ctx.device_type), attrs, is_train, requested,
+                                      backend.xp, xp_inputs, reqs, xp_outputs)
+    engine.push_sync(compute, ctx, mutate_vars=writes, name=op.name)
     engine.wait_for_var(var)
     return ([backend.to_host(o) for o in xp_outputs], [backend.to_host(a) for a in xp_inputs])
 
@@ -356,8 +352,7 @@ def autograd_gradient_check(
     Runs in prediction mode, as the suite's kernels do, so the recorded forward matches.
     """
     from .. import autograd, config
-    from ..ndarray import _invoke
-    from ..ndarray._creation import array
+    from ..ndarray import array, invoke
     from ..test_utils import assert_almost_equal
 
     ctx = Context(backend.device_type, 0)
@@ -370,7 +365,7 @@ def autograd_gradient_check(
         for i in watched:
             arrays[i].attach_grad()
         with autograd.record(train_mode=False):
-            outputs = _invoke.invoke(op, arrays, params)
+            outputs = invoke(op, arrays, params)
         heads = outputs if isinstance(outputs, list) else [outputs]
         head_grads = [array(h, ctx=ctx, dtype=o.dtype) for h, o in zip(head, heads)]
         autograd.backward(heads, head_grads, train_mode=False)

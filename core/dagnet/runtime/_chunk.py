@@ -1,5 +1,5 @@
-"""What an NDArray stands on: a device record, the engine work goes to, and the
-chunk -- one storage block and the engine variable that orders every use of it.
+"""What arrays stand on: the engine work goes to, and the chunk -- one storage
+block and the engine variable that orders every use of it.
 
 A chunk is shared by an array and all its views.  When the last of them is
 gone, the chunk asks the engine to delete its variable; the deletion runs
@@ -10,65 +10,16 @@ then (MXNet's ``NDArray::Chunk`` destructor does the same).
 from __future__ import annotations
 
 import atexit
-import contextlib
 import gc
 import sys
-import threading
 from typing import Any
-
-import numpy as np
 
 from .. import config as _config
 from .. import engine as _engine_module
-from .. import storage as _storage
 from ..context import Context
+from ._device import Device
 
-__all__ = ["Device", "device_of", "current_engine", "Chunk", "new_chunk", "stream_scope"]
-
-
-class Device:
-    """Everything a device needs on the hot path, looked up once per context.
-
-    ``xp`` is the backend's array module, ``pool`` its storage pool;
-    ``numpy`` says the arrays are plain numpy arrays (views are then made
-    with the fast ``np.ndarray`` constructor).  One record per context, so
-    devices compare by identity.
-    """
-
-    __slots__ = ("ctx", "device_type", "backend", "xp", "pool", "numpy", "__weakref__")
-
-    def __init__(self, ctx: Context):
-        from ..backend import backend_for
-
-        self.ctx = ctx
-        self.device_type = ctx.device_type
-        self.backend = backend_for(ctx)  # raises for a device that cannot run here
-        self.xp = self.backend.xp
-        self.pool = _storage.manager().pool(ctx)
-        self.numpy = self.xp is np
-
-    def __repr__(self) -> str:
-        return f"<Device {self.ctx}>"
-
-
-_devices: dict[Context, Device] = {}
-_devices_lock = threading.Lock()
-
-
-def device_of(ctx: Context) -> Device:
-    """The device record of ``ctx`` (created on first use; raises if it cannot run)."""
-    dev = _devices.get(ctx)
-    if dev is None:
-        if not isinstance(ctx, Context):
-            from .._errors import ContextError
-
-            raise ContextError(f"expected a device context such as dagnet.cpu() or "
-                               f"dagnet.gpu(0), got {type(ctx).__name__} {ctx!r}")
-        with _devices_lock:
-            dev = _devices.get(ctx)
-            if dev is None:
-                dev = _devices[ctx] = Device(ctx)
-    return dev
+__all__ = ["current_engine", "Chunk", "new_chunk", "flush_graveyard"]
 
 
 # -- the engine, without re-reading the configuration on every call --------------
@@ -94,34 +45,6 @@ def current_engine() -> Any:
     eng = _engine_module.current()  # finishes the previous engine's work if it changed
     _cache_generation, _cache_engine = generation, eng
     return eng
-
-
-@contextlib.contextmanager
-def stream_scope(run_ctx: Any):
-    """Make the engine's stream for this function current while a kernel runs.
-
-    CPU functions have no stream and skip this.  A backend stream that is a
-    context manager is entered as is; cupy streams wrapped by the CUDA backend
-    (``.stream`` with ``.device_id``) are entered with their device.
-    """
-    stream = run_ctx.stream if run_ctx is not None else None
-    if stream is None:
-        yield
-        return
-    if hasattr(stream, "__enter__"):
-        with stream:
-            yield
-        return
-    inner = getattr(stream, "stream", None)
-    device_id = getattr(stream, "device_id", None)
-    with contextlib.ExitStack() as stack:
-        if device_id is not None:
-            import cupy  # only CUDA streams look like this
-
-            stack.enter_context(cupy.cuda.Device(device_id))
-        if inner is not None and hasattr(inner, "__enter__"):
-            stack.enter_context(inner)
-        yield
 
 
 # -- chunks --------------------------------------------------------------------------

@@ -1,0 +1,46 @@
+"""``dagnet.runtime``: what runs one operator on a device.
+
+The layer under every front end (``ndarray``, ``symbol``/``executor``,
+``autograd``): device records (:func:`device_of`), the engine work goes to
+now (:func:`current_engine`), chunks -- a storage block and the engine
+variable ordering its uses (:func:`new_chunk`) -- the engine's stream around
+device work (:func:`stream_scope`), the per-thread training and recording
+mode with the recorder's hooks, the recorded-graph leaves (:class:`Variable`)
+and the one function that runs a kernel on device arrays
+(:func:`kernel_function`, with :func:`request_resources`).
+"""
+
+from __future__ import annotations
+
+from ._chunk import Chunk, current_engine, flush_graveyard, new_chunk
+from ._device import Device, device_of
+from ._kernel import kernel_function, request_resources
+from ._mode import (
+    hooks,
+    install_recorder,
+    is_recording,
+    is_training,
+    mode,
+    set_recording,
+    set_training,
+)
+from ._stream import stream_scope
+from ._tape import (
+    GRAD_REQS,
+    AutogradError,
+    Variable,
+    check_write,
+    entry_of,
+    forget_chunk,
+    in_graph,
+    mark_variable,
+    remember_chunk,
+)
+
+__all__ = [
+    "AutogradError", "Chunk", "Device", "GRAD_REQS", "Variable", "check_write",
+    "current_engine", "device_of", "entry_of", "flush_graveyard", "forget_chunk", "hooks",
+    "in_graph", "install_recorder", "is_recording", "is_training", "kernel_function",
+    "mark_variable", "mode", "new_chunk", "remember_chunk", "request_resources",
+    "set_recording", "set_training", "stream_scope",
+]

@@ -1,0 +1,85 @@
+"""The leaves of recorded graphs, and which memory a live graph still needs.
+
+An array in a graph carries its entry in its ``__dict__`` under ``_ag``:
+``(node, output_index)`` for a recorded call's output (nodes are made by the
+recorder, ``dagnet.autograd``), ``(variable, 0)`` for an array that asked for
+a gradient (``attach_grad``).  Chunks holding a live graph's arrays are
+remembered, so that writing into them while recording can be refused:
+the gradient would be computed from overwritten values.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from .._errors import DagnetError
+
+__all__ = ["GRAD_REQS", "Variable", "entry_of", "in_graph", "mark_variable", "check_write",
+           "remember_chunk", "forget_chunk", "AutogradError"]
+
+GRAD_REQS = ("write", "add", "null")
+
+
+class AutogradError(DagnetError, RuntimeError):
+    """The recorded graph cannot serve the request: an array that is not in a graph
+    (or whose graph was freed by an earlier backward), or a write into a graph.
+    (``dagnet.autograd.AutogradError``; defined here because the runtime refuses the
+    writes.)"""
+
+
+class Variable:
+    """A leaf that asked for a gradient: where it goes (``grad``) and how (``req``)."""
+
+    __slots__ = ("grad", "req", "__weakref__")
+    live = True  # a variable stays in its graph for as long as it exists
+
+    def __init__(self, grad: Any, req: str):
+        self.grad = grad
+        self.req = req
+
+
+# Chunks under an array of a live graph: writing into them while recording is refused.
+_graph_chunks: weakref.WeakSet = weakref.WeakSet()
+remember_chunk = _graph_chunks.add
+forget_chunk = _graph_chunks.discard
+
+
+def entry_of(array: Any) -> tuple | None:
+    """``array``'s entry in a live graph, or None."""
+    entry = array.__dict__.get("_ag")
+    if entry is None or not entry[0].live:
+        return None
+    return entry
+
+
+def in_graph(array: Any) -> bool:
+    """Whether ``array`` is a variable or the output of a live recorded call."""
+    return entry_of(array) is not None
+
+
+def mark_variable(array: Any, grad: Any, req: str) -> None:
+    """Make ``array`` a leaf whose gradient goes into ``grad`` by ``req`` (checked by the
+    caller: one of :data:`GRAD_REQS`, ``grad`` of ``array``'s shape)."""
+    array.__dict__["_ag"] = (Variable(grad, req), 0)
+    _graph_chunks.add(array._chunk)
+
+
+_WRITE_MESSAGE = (
+    "cannot write into an array that is part of a recorded graph ({what}) while recording: "
+    "the gradient would be computed from overwritten values. Call backward() first to free "
+    "the graph, or write outside the record() block (use autograd.pause()); in-place forms "
+    "such as +=, *=, x[idx] = v and out=x are not allowed on such arrays inside record()")
+
+
+def check_write(target: Any) -> None:
+    """Refuse a write into ``target`` while recording if its memory belongs to a graph."""
+    if target._chunk in _graph_chunks:
+        entry = target.__dict__.get("_ag")
+        if entry is None or not entry[0].live:
+            what = f"an array of shape {target._shape} sharing memory with one"
+        elif entry[0].__class__ is Variable:
+            what = "a variable"
+        else:
+            what = f"an output of the recorded operator {entry[0].call.name!r}"
+        raise AutogradError(_WRITE_MESSAGE.format(what=what))
