@@ -1,12 +1,15 @@
 """The backward pass: the registered gradient rules run over the recorded graph.
 
-Each node's backward operator (``Gradient.backward``) is pushed through the
-imperative path like any call, so it runs asynchronously on the engine and
-device of the forward call.  It receives, in order, what ``Gradient.uses``
-names (head gradients of the visible outputs, the inputs, the outputs) with
-the forward call's parsed parameters, and writes one gradient per input that
-is not an auxiliary state.  Gradients reaching one entry along several paths
-are summed; only nodes on a path to a wanted variable run.
+Which backward operators run, what each reads and where its results go is the
+gradient builder's plan (:func:`dagnet.operator.plan_backward`, the same one
+the executor's backward graph comes from).  Each node's backward operator
+(``Gradient.backward``) is pushed through the imperative path like any call,
+so it runs asynchronously on the engine and device of the forward call.  It
+receives, in order, what ``Gradient.uses`` names (head gradients of the
+visible outputs, the inputs, the outputs) with the forward call's parsed
+parameters, and writes one gradient per input that is not an auxiliary
+state.  Gradients reaching one entry along several paths are summed; only
+nodes on a path to a wanted variable run.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Any
 
 from ..engine import FnProperty
 from ..ndarray import NDArray, PreparedCall, assign, new_array
-from ..operator import Gradient, NoGradient, OpReqType, ZeroGradient, get_op
+from ..operator import OpReqType, get_op, plan_backward
 from ..runtime import current_engine, stream_scope
 from ._errors import (
     AutogradArgumentError,
@@ -197,114 +200,122 @@ def _free(order: Sequence[Node]) -> None:
 
 
 # -- running the gradient rules -------------------------------------------------------
+class _RecordedGraph:
+    """How the gradient builder reads a recorded graph (:class:`dagnet.operator.GraphView`)."""
+
+    @staticmethod
+    def is_leaf(node: Any) -> bool:
+        return node.__class__ is Variable
+
+    @staticmethod
+    def gradient_rule(node: Node) -> Any:
+        return node.call.op.gradient
+
+    @staticmethod
+    def inputs(node: Node) -> list:
+        return node.parents
+
+    @staticmethod
+    def no_gradient_inputs(node: Node) -> Any:
+        return node.call.mutated
+
+    @staticmethod
+    def num_visible_outputs(node: Node) -> int:
+        return node.call.n_visible
+
+    @staticmethod
+    def num_outputs(node: Node) -> int:
+        return len(node.out_meta)
+
+
 def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[[Any], bool],
          train_mode: bool, direct: dict[Variable, bool] | None = None
          ) -> dict[Variable, list[NDArray]]:
-    """Push every needed backward operator; returns the gradient parts per reached variable.
+    """Push the backward operators of the gradient builder's plan; returns the gradient
+    parts per reached variable.
 
     With ``direct`` (for :func:`backward`), a variable that gets exactly one gradient from
     one backward operator has it written (or, for ``grad_req='add'``, added) by that
     operator straight into ``.grad``, saving a buffer and a copy; ``direct[var]`` is set
     True once that happened."""
-    needs = _needed(order, wanted)
+    plan = plan_backward(_RecordedGraph, order, entries, wanted)
+    if plan.refused:
+        node, reason = plan.refused[0]
+        raise NotDifferentiableError(
+            f"cannot differentiate through operator {node.call.name!r}: it is not "
+            f"differentiable: {reason}. Compute it outside record() (or under "
+            f"autograd.pause()), or detach() its inputs, if no gradient should flow through it")
+    reached = _reached(plan, entries, wanted)
     if direct is not None:
-        direct.update(_single_contributions(order, needs, entries, wanted))
+        heads = {obj for obj, _ in entries}
+        direct.update((var, False) for var in reached
+                      if plan.parts.get((var, 0)) == 1 and var not in heads
+                      and var.req in ("write", "add"))
     grads: dict[tuple, list[NDArray]] = {}
-    reached: dict[Variable, None] = {}
-    for entry, seed in zip(entries, seeds):
-        obj, index = entry
+    for k in plan.seeded:
+        obj, index = entries[k]
         if obj.__class__ is Variable:
-            if wanted(obj):
-                reached[obj] = None
-                grads.setdefault(entry, []).append(
-                    seed if seed is not None else _ones(obj.grad._shape, obj.grad._dtype,
-                                                        obj.grad._chunk.dev))
-        elif obj in needs and _uses_out_grad(obj):
-            shape, dtype = obj.out_meta[index]
-            grads.setdefault(entry, []).append(
-                seed if seed is not None else _ones(shape, dtype, obj.dev))
+            shape, dtype, dev = obj.grad._shape, obj.grad._dtype, obj.grad._chunk.dev
+        else:
+            (shape, dtype), dev = obj.out_meta[index], obj.dev
+        grads.setdefault(entries[k], []).append(
+            seeds[k] if seeds[k] is not None else _ones(shape, dtype, dev))
     recording = set_recording(False)
     training = set_training(train_mode)
     try:
-        for node in reversed(order):
-            if node in needs:
-                _backward_node(node, grads, needs, wanted, reached, direct)
+        for step in plan.steps:
+            _backward_step(step, grads, direct)
     finally:
         set_recording(recording)
         set_training(training)
     return {var: grads.get((var, 0), []) for var in reached}
 
 
-def _needed(order: list[Node], wanted: Callable[[Any], bool]) -> set[Node]:
-    """The nodes on a path to a wanted variable (``order`` lists parents first)."""
-    needs: set[Node] = set()
-    for node in order:
-        for parent in node.parents:
-            if parent is None:
-                continue
-            obj = parent[0]
-            if obj in needs or (obj.__class__ is Variable and wanted(obj)):
-                needs.add(node)
-                break
-    return needs
-
-
-def _uses_out_grad(node: Node) -> bool:
-    rule = node.call.op.gradient
-    return isinstance(rule, Gradient) and "out_grad" in rule.uses
-
-
-def _single_contributions(order: list[Node], needs: set[Node], entries: list[tuple],
-                          wanted: Callable[[Any], bool]) -> dict[Variable, bool]:
-    """The wanted variables that exactly one input of one needed node reads (and no head
-    is: a head's seed is a part of its own), mapped to False (not written yet)."""
-    heads = {obj for obj, _ in entries if obj.__class__ is Variable}
-    count: dict[Variable, int] = {}
-    for node in order:
-        if node not in needs:
-            continue
-        for i, parent in enumerate(node.parents):
-            if parent is not None and parent[0].__class__ is Variable and \
-                    i not in node.call.mutated and wanted(parent[0]):
-                count[parent[0]] = count.get(parent[0], 0) + 1
-    return {var: False for var, n in count.items()
-            if n == 1 and var not in heads and var.req in ("write", "add")}
-
-
-def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[Any], bool],
-                   reached: dict, direct: dict[Variable, bool] | None = None) -> None:
-    call = node.call
-    rule = call.op.gradient
-    parts = [grads.pop((node, i), None) for i in range(len(node.out_meta))]
-    if isinstance(rule, ZeroGradient):
+def _reached(plan: Any, entries: list[tuple], wanted: Callable[[Any], bool]) -> dict:
+    """The wanted variables some gradient reaches (zero gradients included), in order."""
+    reached: dict[Variable, None] = {}
+    for k in plan.seeded:
+        if entries[k][0].__class__ is Variable:
+            reached[entries[k][0]] = None
+    for step in plan.steps:
+        for _, entry in step.targets:
+            if entry is not None and entry[0].__class__ is Variable:
+                reached[entry[0]] = None
+    for node in plan.zero:
         for parent in node.parents:
             if parent is not None and parent[0].__class__ is Variable and wanted(parent[0]):
                 reached[parent[0]] = None
-        return
-    if not isinstance(rule, Gradient):
-        why = (f"it is not differentiable: {rule.reason}" if isinstance(rule, NoGradient)
-               else "it declares no gradient rule")
-        raise NotDifferentiableError(
-            f"cannot differentiate through operator {call.name!r}: {why}. Compute it outside "
-            f"record() (or under autograd.pause()), or detach() its inputs, if no gradient "
-            f"should flow through it")
-    sources = {"out_grad": (), "in_data": node.inputs, "out_data": node.outputs}
-    if "out_grad" in rule.uses:
-        sources["out_grad"] = [_total(parts[i], *node.out_meta[i], node.dev)
-                               for i in range(call.n_visible)]
+    return reached
+
+
+def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) -> None:
+    """Push one node's backward; its results join the parts of the entries they feed."""
+    node = step.node
+    call = node.call
+    parts = [grads.pop((node, i), None) for i in range(len(node.out_meta))]
+    head_grads = [_total(parts[k], *node.out_meta[k], node.dev) for k in range(call.n_visible)
+                  ] if "out_grad" in step.rule.uses else []
     if call.__class__ is FunctionCall:
-        _function_gradients(node, sources["out_grad"], grads, needs, wanted, reached, direct)
+        results = call.function.gradients(node, head_grads)
+        for position, entry in step.targets:
+            if entry is None:
+                continue
+            var = entry[0]
+            if direct and var in direct:  # its only gradient: into .grad now
+                _write_sum(var.grad, [results[position]], add=var.req == "add")
+                direct[var] = True
+            else:
+                grads.setdefault(entry, []).append(results[position])
         return
-    inputs = [array for use in rule.uses for array in sources[use]]
-    targets = [i for i in range(len(node.parents)) if i not in call.mutated]
+    sources = {"out_grad": head_grads, "in_data": node.inputs, "out_data": node.outputs}
+    inputs = [sources[use][index] for use, index in step.reads]
     # where each gradient goes: a variable whose only gradient this is (written straight
     # into its .grad), the entry whose parts it joins, or nowhere (not needed)
     outs, reqs, routes = [], [], []
     read = {id(array._chunk) for array in inputs} if direct else ()
-    for i in targets:
-        shape, dtype = node.in_meta[i]
-        parent = node.parents[i]
-        var = parent[0] if parent is not None else None
+    for position, entry in step.targets:
+        shape, dtype = node.in_meta[position]
+        var = entry[0] if entry is not None else None
         if direct and var in direct and id(var.grad._chunk) not in read \
                 and var.grad._shape == shape and var.grad._dtype == dtype \
                 and var.grad._chunk.dev is node.dev:
@@ -313,41 +324,14 @@ def _backward_node(node: Node, grads: dict, needs: set[Node], wanted: Callable[[
             routes.append(var)
             continue
         outs.append(new_array(shape, dtype, node.dev))
-        takes = parent is not None and (
-            var in needs or (var.__class__ is Variable and wanted(var)))
-        reqs.append(OpReqType.WRITE if takes else OpReqType.NULL)
-        routes.append(parent if takes else None)
+        reqs.append(OpReqType.NULL if entry is None else OpReqType.WRITE)
+        routes.append(entry)
     _gradient_call(call).run_into(inputs, outs, reqs)
     for out, route in zip(outs, routes):
         if route.__class__ is Variable:
             direct[route] = True
-            reached[route] = None
         elif route is not None:
             grads.setdefault(route, []).append(out)
-            if route[0].__class__ is Variable:
-                reached[route[0]] = None
-
-
-def _function_gradients(node: Node, head_grads: list[NDArray], grads: dict, needs: set[Node],
-                        wanted: Callable[[Any], bool], reached: dict,
-                        direct: dict[Variable, bool] | None) -> None:
-    """An ``autograd.Function`` node: its ``backward`` gives the inputs' gradients."""
-    results = node.call.function.gradients(node, head_grads)
-    for parent, result in zip(node.parents, results):
-        if parent is None:
-            continue
-        var = parent[0]
-        if var.__class__ is Variable:
-            if not wanted(var):
-                continue
-            reached[var] = None
-            if direct and var in direct:  # its only gradient: into .grad now
-                _write_sum(var.grad, [result], add=var.req == "add")
-                direct[var] = True
-                continue
-        elif var not in needs:
-            continue
-        grads.setdefault(parent, []).append(result)
 
 
 def _gradient_call(call: Any) -> Any:

@@ -8,8 +8,9 @@ A :class:`Step` reads some buffers and writes others: an operator call (a
 forward node or the backward operator of one), or a small helper that fills
 a gradient with zeros, copies a head gradient or adds a partial gradient in.
 
-Backward steps come from the gradient rules (``Gradient(backward, uses)``)
-in reverse topological order, so every consumer of an entry adds its part of
+Backward steps come from the gradient builder's plan
+(:func:`dagnet.operator.plan_backward`, the same one autograd runs), in
+reverse topological order, so every consumer of an entry adds its part of
 the entry's gradient before the entry's producer reads it.  The first part
 is written, later ones are added (``req=add``) into the same buffer.
 """
@@ -22,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ..operator import Gradient, NoGradient, Op, OpReqType, ZeroGradient, get_op
-from ..symbol._node import Entry, Node
+from ..operator import Op, OpReqType, get_op, plan_backward
+from ..symbol import Entry, Node
 
-__all__ = ["Buffer", "Step", "Graph", "build_graph", "GRAD_REQS", "is_loss"]
+__all__ = ["Buffer", "Step", "Graph", "build_graph", "GRAD_REQS"]
 
 GRAD_REQS = ("write", "add", "null")
 
@@ -76,11 +77,6 @@ class Step:
     mutated: list[int] = field(default_factory=list)
     inplace: list[tuple[int, int]] = field(default_factory=list)
     backward: bool = False
-
-
-def is_loss(op: Op) -> bool:
-    """Whether ``op`` supplies its own head gradient (its backward reads no ``out_grad``)."""
-    return isinstance(op.gradient, Gradient) and "out_grad" not in op.gradient.uses
 
 
 @dataclass
@@ -175,24 +171,49 @@ def _inplace_pairs(op: Op, attrs: Any) -> list[tuple[int, int]]:
     return op.inplace_pairs(attrs)
 
 
+class _SymbolGraph:
+    """How the gradient builder reads a symbol's graph (:class:`dagnet.operator.GraphView`)."""
+
+    @staticmethod
+    def is_leaf(node: Node) -> bool:
+        return node.op is None
+
+    @staticmethod
+    def gradient_rule(node: Node) -> Any:
+        return node.op.gradient
+
+    @staticmethod
+    def inputs(node: Node) -> list[Entry]:
+        return node.inputs
+
+    @staticmethod
+    def no_gradient_inputs(node: Node) -> set[int]:
+        return node.aux_inputs()
+
+    @staticmethod
+    def num_visible_outputs(node: Node) -> int:
+        return node.num_visible_outputs()
+
+    @staticmethod
+    def num_outputs(node: Node) -> int:
+        return node.num_outputs()
+
+
 def _backward(b: _Builder, nodes: list[Node], arg_nodes: list[Node], head_entries: list[Entry],
               output_names: list[str], entry_buf: dict[Entry, int], grads: list[int | None],
               grad_reqs: Sequence[str]) -> tuple[list[int | None], str | None]:
-    """Append the backward steps; returns the head-gradient buffers and, when some
-    node on a gradient path cannot be differentiated, why."""
-    arg_position = {id(n): i for i, n in enumerate(arg_nodes)}
-    needs: dict[int, bool] = {}
-    for node in nodes:
-        if node.op is None:
-            position = arg_position.get(id(node))
-            needs[id(node)] = position is not None and grads[position] is not None
-        else:
-            aux = node.aux_inputs()
-            needs[id(node)] = any(needs[id(e[0])] for i, e in enumerate(node.inputs)
-                                  if i not in aux)
+    """Append the backward steps of the gradient builder's plan; returns the head-gradient
+    buffers and, when some node on a gradient path cannot be differentiated, why."""
     heads: list[int | None] = [None] * len(head_entries)
     if not any(g is not None for g in grads):
         return heads, None
+    arg_position = {id(n): i for i, n in enumerate(arg_nodes)}
+
+    def wanted(node: Node) -> bool:
+        position = arg_position.get(id(node))
+        return position is not None and grads[position] is not None
+
+    plan = plan_backward(_SymbolGraph, nodes, head_entries, wanted)
     grad_of: dict[Entry, int] = {}  # entry -> the buffer its gradient accumulates in
     written: set[int] = set()  # argument gradient buffers written by some step already
 
@@ -217,66 +238,51 @@ def _backward(b: _Builder, nodes: list[Node], arg_nodes: list[Node], head_entrie
             return temp, _WRITE, target
         return target, req, None
 
-    def add_part(source: int, target: int, name: str) -> None:
-        b.steps.append(Step(ADD, name, [source], [target], [_ADD], backward=True))
-
-    for k, entry in enumerate(head_entries):
-        node = entry[0]
-        if not needs[id(node)] or (node.op is not None and is_loss(node.op)):
-            continue
+    for k in plan.seeded:
+        entry = head_entries[k]
         heads[k] = b.like(entry, HEAD, f"{output_names[k]}_head_grad", k)
-        if node.op is not None and entry not in grad_of:
+        if entry[0].op is not None and entry not in grad_of:
             grad_of[entry] = heads[k]  # the head buffer itself collects the gradient
             continue
         target, req, _ = contribute(entry, "head", None)
         b.steps.append(Step(COPY if req is _WRITE else ADD, f"{output_names[k]}_head",
                             [heads[k]], [target], [req], backward=True))
-    error = None
-    for node in reversed(nodes):
-        if node.op is None or not needs[id(node)]:
-            continue
-        rule = node.op.gradient
-        if isinstance(rule, ZeroGradient):
-            continue
-        if not isinstance(rule, Gradient):
-            reason = rule.reason if isinstance(rule, NoGradient) else "it declares no gradient"
-            error = error or (f"node {node.name!r} (operator {node.op.name!r}) is on the path "
-                              f"from an argument that needs a gradient to the outputs, and has "
-                              f"no gradient: {reason}; set grad_req='null' for the arguments "
-                              f"before it")
-            continue
-        backward = get_op(rule.backward)
+    for step in plan.steps:
+        node = step.node
+        backward = get_op(step.rule.backward)
         parts = []
-        for use in rule.uses:
+        for use, index in step.reads:
             if use == "out_grad":
-                for index in range(node.num_visible_outputs()):
-                    parts.append(_gradient_buffer(b, (node, index), grad_of))
+                parts.append(_gradient_buffer(b, (node, index), grad_of))
             elif use == "in_data":
-                parts.extend(entry_buf[e] for e in node.inputs)
+                parts.append(entry_buf[node.inputs[index]])
             else:
-                parts.extend(entry_buf[(node, i)] for i in range(node.num_outputs()))
-        aux = node.aux_inputs()
-        name = f"{rule.backward}:{node.name}"
+                parts.append(entry_buf[(node, index)])
+        name = f"{step.rule.backward}:{node.name}"
         outs, reqs, adds = [], [], []
-        for index, entry in enumerate(node.inputs):
-            if index in aux:
-                continue
-            if needs[id(entry[0])]:
+        for index, entry in step.targets:
+            if entry is not None:
                 target, req, later = contribute(entry, name, backward)
                 if later is not None:
                     adds.append((target, later))
             else:  # the backward op writes every input's gradient: give it a place, unused
-                target, req = b.like(entry, INNER, f"{name}_unused{index}"), _NULL
+                target, req = b.like(node.inputs[index], INNER, f"{name}_unused{index}"), _NULL
             outs.append(target)
             reqs.append(req)
         b.steps.append(Step(OP, name, parts, outs, reqs, backward, node.attrs, node,
                             inplace=_inplace_pairs(backward, node.attrs), backward=True))
         for source, target in adds:
-            add_part(source, target, f"{name}_sum")
+            b.steps.append(Step(ADD, f"{name}_sum", [source], [target], [_ADD], backward=True))
     for position, target in enumerate(grads):
         if target is not None and target not in written and grad_reqs[position] == "write":
             b.steps.append(Step(ZERO, f"{arg_nodes[position].name}_zero_grad", [], [target],
                                 [_WRITE], backward=True))
+    error = None
+    if plan.refused:
+        node, reason = plan.refused[0]
+        error = (f"node {node.name!r} (operator {node.op.name!r}) is on the path from an "
+                 f"argument that needs a gradient to the outputs, and has no gradient: "
+                 f"{reason}; set grad_req='null' for the arguments before it")
     return heads, error
 
 

@@ -11,6 +11,7 @@ import difflib
 from .._errors import UnknownNameError
 from ._builder import OpBuilder, forward_shape, forward_type
 from ._calling import UnknownOperatorError, call_signature, resolve_name
+from ._gradient import BackwardPlan, BackwardStep, GraphView, plan_backward
 from ._op import (
     XP,
     Case,
@@ -32,12 +33,12 @@ from ._req import ALL_REQS, OpReqType, assign
 from ._simple import GradKind, SimpleOp, SimpleOpEnv
 
 __all__ = [
-    "ALL_REQS", "Case", "DType", "Domain", "Field", "GradKind", "Gradient", "NoGradient",
-    "UnknownOperatorError", "call_signature", "resolve_name",
-    "NoParams", "Op", "OpBuilder", "OpContext", "OpReqType", "Operator", "OperatorProperty",
-    "Params", "REQUIRED", "Shape", "SimpleOp", "SimpleOpEnv", "XP", "ZeroGradient", "assign",
-    "elemwise_shape", "elemwise_type", "forward_shape", "forward_type", "get_op", "list_ops",
-    "merge_dtype", "merge_shape", "op_from_property", "shape_is_known",
+    "ALL_REQS", "assign", "BackwardPlan", "BackwardStep", "call_signature", "Case", "Domain",
+    "DType", "elemwise_shape", "elemwise_type", "Field", "forward_shape", "forward_type", "get_op",
+    "Gradient", "GradKind", "GraphView", "list_ops", "merge_dtype", "merge_shape", "NoGradient",
+    "NoParams", "Op", "op_from_property", "OpBuilder", "OpContext", "Operator", "OperatorProperty",
+    "OpReqType", "Params", "plan_backward", "REQUIRED", "resolve_name", "Shape", "shape_is_known",
+    "SimpleOp", "SimpleOpEnv", "UnknownOperatorError", "XP", "ZeroGradient",
 ]
 
 

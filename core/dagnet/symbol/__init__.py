@@ -23,9 +23,10 @@ from ._compose import SymbolArgumentError
 from ._frontend import SymbolFunction
 from ._frontend import function as _function
 from ._json import SymbolFormatError, load, load_json
+from ._node import Entry, Node
 from ._symbol import Group, NotImplementedForSymbol, Symbol, UnknownOutputError, Variable, var
 
-__all__ = ["Group", "NotImplementedForSymbol", "Symbol", "SymbolArgumentError",
+__all__ = ["Entry", "Group", "Node", "NotImplementedForSymbol", "Symbol", "SymbolArgumentError",
            "SymbolFormatError", "SymbolFunction", "UnknownOutputError", "Variable", "load",
            "load_json", "var"]
 
