@@ -7,7 +7,7 @@ import importlib.util
 import threading
 from typing import Any
 
-from dagnet._errors import BackendUnavailableError
+from dagnet import BackendUnavailableError
 
 _INSTALL_HINT = "install it with pip install 'dagnet[cuda]' (the cupy wheel matching your CUDA)"
 _lock = threading.Lock()

@@ -1,9 +1,9 @@
 """``dagnet launch``: start a distributed training job on Dask distributed.
 
 The launcher starts the job's parameter servers (Dask actors, see
-:mod:`dagnet.kvstore._server`) and ``num_workers`` copies of the training
+:class:`dagnet.kvstore.ParameterServer`) and ``num_workers`` copies of the training
 command, each told its rank and how to reach the server through environment
-variables (:data:`dagnet.kvstore._dist.JOB_ENV`).  A script then creates
+variables (:data:`dagnet.kvstore.JOB_ENV`).  A script then creates
 ``mx.kv.create('dist_sync')`` (or ``'dist_async'``) and trains as usual.
 
 - Without ``scheduler`` the launcher starts a local Dask cluster on loopback
@@ -72,8 +72,8 @@ def launch(command: Sequence[str], num_workers: int, scheduler: str | None = Non
         raise LaunchError(f"dagnet launch runs jobs on Dask distributed, which is not "
                           f"installed ({error}); install it with pip install 'dagnet[dist]'"
                           ) from None
-    from .kvstore._dist import JOB_ENV
-    from .kvstore._server import ParameterServer
+    from .kvstore import JOB_ENV
+    from .kvstore import ParameterServer
 
     cluster = None
     if scheduler is None:
@@ -111,7 +111,7 @@ def launch(command: Sequence[str], num_workers: int, scheduler: str | None = Non
 
 
 def _worker_env(base: dict[str, str], rank: int) -> dict[str, str]:
-    from .kvstore._dist import JOB_ENV
+    from .kvstore import JOB_ENV
 
     return {**os.environ, **base, JOB_ENV["rank"]: str(rank)}
 
@@ -159,7 +159,7 @@ def _run_on_cluster(client: Any, command: list[str], num_workers: int,
     """The training processes as tasks on the cluster's workers, round robin."""
     from distributed import as_completed
 
-    from .kvstore._dist import JOB_ENV
+    from .kvstore import JOB_ENV
 
     threads = client.nthreads()
     workers = sorted(threads)

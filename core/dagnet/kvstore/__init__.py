@@ -24,12 +24,13 @@ from collections.abc import Callable
 from .._argcheck import ArgumentTypeError
 from .._errors import DagnetError, UnknownNameError
 from ._base import Key, KVStore, KVStoreError, UninitializedKeyError
-from ._dist import DIST_STORE_TYPES, DistKVStore, DistributedKVStoreError
+from ._dist import DIST_STORE_TYPES, JOB_ENV, DistKVStore, DistributedKVStoreError
 from ._local import DeviceKVStore, LocalKVStore
+from ._server import ParameterServer
 
 __all__ = ["create", "KVStore", "LocalKVStore", "DeviceKVStore", "KVStoreError",
            "UninitializedKeyError", "UnknownKVStoreTypeError", "KVStoreUnavailableError",
-           "Key", "DistKVStore", "DistributedKVStoreError"]
+           "Key", "DistKVStore", "DistributedKVStoreError", "JOB_ENV", "ParameterServer"]
 
 
 class UnknownKVStoreTypeError(UnknownNameError, ValueError):
