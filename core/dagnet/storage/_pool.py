@@ -15,6 +15,7 @@ from ..context import Context
 __all__ = ["Handle", "StorageStats", "DevicePool", "StorageManager", "bucket_size"]
 
 _ALIGN = 512  # bytes: blocks within this granularity share a bucket under "exact"
+_SIZES_KEPT = 4096  # bucket sizes remembered per pool (requested sizes repeat)
 _handle_ids = itertools.count(1)
 
 
@@ -28,7 +29,7 @@ def bucket_size(nbytes: int, policy: str) -> int:
     return nbytes  # unpooled
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Handle:
     """A block of device memory: ``data`` is the backend's raw 1-D uint8 buffer.
 
@@ -71,26 +72,33 @@ class DevicePool:
         self._backend = backend
         self._free: dict[int, list[Any]] = {}
         self._live: dict[int, Handle] = {}
+        self._sizes: dict[int, int] = {}  # nbytes -> bucket size, as asked so far
         self._lock = threading.Lock()
         self._in_use = self._pooled = self._peak = self._allocations = self._reuses = 0
 
     def alloc(self, nbytes: int) -> Handle:
-        size = bucket_size(nbytes, self.policy)
-        with self._lock:
+        size = self._sizes.get(nbytes)
+        if size is None:
+            if len(self._sizes) >= _SIZES_KEPT:
+                self._sizes.clear()
+            size = self._sizes[nbytes] = bucket_size(nbytes, self.policy)
+        with self._lock:  # a pooled block: taken and accounted for under one lock
             blocks = self._free.get(size)
             if blocks:
-                data = blocks.pop()
                 self._pooled -= size
                 self._reuses += 1
-            else:
-                data = None
-        if data is None:
-            data = self._fresh(size)
-        handle = Handle(next(_handle_ids), nbytes, size, self.ctx, data)
+                return self._hand_out(nbytes, size, blocks.pop())
+        data = self._fresh(size)
         with self._lock:
-            self._live[handle.id] = handle
-            self._in_use += size
-            self._peak = max(self._peak, self._in_use)
+            return self._hand_out(nbytes, size, data)
+
+    def _hand_out(self, nbytes: int, size: int, data: Any) -> Handle:
+        """A live handle on ``data`` (called holding the lock)."""
+        handle = Handle(next(_handle_ids), nbytes, size, self.ctx, data)
+        self._live[handle.id] = handle
+        self._in_use += size
+        if self._in_use > self._peak:
+            self._peak = self._in_use
         return handle
 
     def _fresh(self, size: int) -> Any:
@@ -111,23 +119,32 @@ class DevicePool:
         return data
 
     def _take(self, handle: Handle, action: str) -> None:
-        if not isinstance(handle, Handle):
-            raise StorageError(f"{action}: expected a storage Handle from alloc(), got {handle!r}")
         with self._lock:
-            if self._live.pop(handle.id, None) is None:
-                state = "already freed" if not handle.live else "not allocated by this manager"
-                raise StorageError(f"{action}({handle!r}): the handle is {state}")
+            if handle.__class__ is not Handle or self._live.pop(handle.id, None) is None:
+                self._refuse(handle, action)
             handle.live = False
             self._in_use -= handle.size
 
+    @staticmethod
+    def _refuse(handle: Any, action: str) -> None:
+        if not isinstance(handle, Handle):
+            raise StorageError(f"{action}: expected a storage Handle from alloc(), got {handle!r}")
+        state = "already freed" if not handle.live else "not allocated by this manager"
+        raise StorageError(f"{action}({handle!r}): the handle is {state}")
+
     def free(self, handle: Handle) -> None:
-        self._take(handle, "free")
         if self.policy == "unpooled":
+            self._take(handle, "free")
             self._backend.free(handle.data)
-        else:
-            with self._lock:
-                self._free.setdefault(handle.size, []).append(handle.data)
-                self._pooled += handle.size
+            handle.data = None
+            return
+        with self._lock:  # checked, retired and pooled under one lock
+            if handle.__class__ is not Handle or self._live.pop(handle.id, None) is None:
+                self._refuse(handle, "free")
+            handle.live = False
+            self._in_use -= handle.size
+            self._free.setdefault(handle.size, []).append(handle.data)
+            self._pooled += handle.size
         handle.data = None
 
     def direct_free(self, handle: Handle) -> None:
