@@ -42,6 +42,7 @@ class Handle:
     ctx: Context
     data: Any
     live: bool = True
+    pool: Any = None  # the DevicePool that handed it out
 
     def __repr__(self) -> str:
         return f"<Handle #{self.id} {self.nbytes}B on {self.ctx}{'' if self.live else ' (freed)'}>"
@@ -71,7 +72,6 @@ class DevicePool:
         self.policy = policy
         self._backend = backend
         self._free: dict[int, list[Any]] = {}
-        self._live: dict[int, Handle] = {}
         self._sizes: dict[int, int] = {}  # nbytes -> bucket size, as asked so far
         self._lock = threading.Lock()
         self._in_use = self._pooled = self._peak = self._allocations = self._reuses = 0
@@ -94,8 +94,7 @@ class DevicePool:
 
     def _hand_out(self, nbytes: int, size: int, data: Any) -> Handle:
         """A live handle on ``data`` (called holding the lock)."""
-        handle = Handle(next(_handle_ids), nbytes, size, self.ctx, data)
-        self._live[handle.id] = handle
+        handle = Handle(next(_handle_ids), nbytes, size, self.ctx, data, True, self)
         self._in_use += size
         if self._in_use > self._peak:
             self._peak = self._in_use
@@ -120,7 +119,7 @@ class DevicePool:
 
     def _take(self, handle: Handle, action: str) -> None:
         with self._lock:
-            if handle.__class__ is not Handle or self._live.pop(handle.id, None) is None:
+            if handle.__class__ is not Handle or handle.pool is not self or not handle.live:
                 self._refuse(handle, action)
             handle.live = False
             self._in_use -= handle.size
@@ -139,7 +138,7 @@ class DevicePool:
             handle.data = None
             return
         with self._lock:  # checked, retired and pooled under one lock
-            if handle.__class__ is not Handle or self._live.pop(handle.id, None) is None:
+            if handle.__class__ is not Handle or handle.pool is not self or not handle.live:
                 self._refuse(handle, "free")
             handle.live = False
             self._in_use -= handle.size
