@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dagnet.operator import Gradient, NoGradient, ZeroGradient, plan_backward
+from dagnet.operator import Gradient, NodeFacts, NoGradient, ZeroGradient, plan_backward
 
 
 @dataclass(eq=False)
@@ -31,24 +31,8 @@ class View:
         return node.rule is None
 
     @staticmethod
-    def gradient_rule(node):
-        return node.rule
-
-    @staticmethod
-    def inputs(node):
-        return node.inputs
-
-    @staticmethod
-    def no_gradient_inputs(node):
-        return node.aux
-
-    @staticmethod
-    def num_visible_outputs(node):
-        return node.visible
-
-    @staticmethod
-    def num_outputs(node):
-        return node.outputs
+    def describe(node):
+        return NodeFacts(node.rule, node.inputs, node.aux, node.visible, node.outputs)
 
 
 UNARY = Gradient("_backward_unary", uses=("out_grad", "in_data"))
@@ -66,10 +50,10 @@ def test_a_diamond_sums_two_parts_into_the_shared_input():
     assert plan.seeded == [0]
     assert plan.parts == {(c, 0): 1, (a, 0): 1, (b, 0): 1, (x, 0): 2}
     first = plan.steps[0]
-    assert first.reads == [("out_grad", 0)]
+    assert first.reads == (("out_grad", 0),)
     # w is not wanted: its gradient is computed by the operator but goes nowhere
     assert first.targets == [(0, (a, 0)), (1, (b, 0)), (2, None)]
-    assert plan.steps[1].reads == [("out_grad", 0), ("in_data", 0)]
+    assert plan.steps[1].reads == (("out_grad", 0), ("in_data", 0))
 
 
 def test_reads_follow_the_order_uses_names_them():
@@ -77,9 +61,9 @@ def test_reads_follow_the_order_uses_names_them():
     rule = Gradient("_backward_two", uses=("out_data", "out_grad", "in_data"))
     node = FakeNode("two", rule, [(x, 0), (x, 0)], outputs=3, visible=2)
     plan = plan_backward(View, [node], [(node, 0)], wanted=lambda leaf: True)
-    assert plan.steps[0].reads == [("out_data", 0), ("out_data", 1), ("out_data", 2),
+    assert plan.steps[0].reads == (("out_data", 0), ("out_data", 1), ("out_data", 2),
                                    ("out_grad", 0), ("out_grad", 1),
-                                   ("in_data", 0), ("in_data", 1)]
+                                   ("in_data", 0), ("in_data", 1))
     assert plan.parts[(x, 0)] == 2
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..engine import FnProperty
 from ..ndarray import NDArray, PreparedCall, assign, new_array
-from ..operator import OpReqType, get_op, plan_backward
+from ..operator import NodeFacts, OpReqType, get_op, plan_backward
 from ..runtime import current_engine, stream_scope
 from ._errors import (
     AutogradArgumentError,
@@ -208,24 +208,10 @@ class _RecordedGraph:
         return node.__class__ is Variable
 
     @staticmethod
-    def gradient_rule(node: Node) -> Any:
-        return node.call.op.gradient
-
-    @staticmethod
-    def inputs(node: Node) -> list:
-        return node.parents
-
-    @staticmethod
-    def no_gradient_inputs(node: Node) -> Any:
-        return node.call.mutated
-
-    @staticmethod
-    def num_visible_outputs(node: Node) -> int:
-        return node.call.n_visible
-
-    @staticmethod
-    def num_outputs(node: Node) -> int:
-        return len(node.out_meta)
+    def describe(node: Node) -> NodeFacts:
+        call = node.call
+        return NodeFacts(call.op.gradient, node.parents, call.mutated, call.n_visible,
+                         len(node.out_meta))
 
 
 def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[[Any], bool],

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..operator import Op, OpReqType, get_op, plan_backward
+from ..operator import NodeFacts, Op, OpReqType, get_op, plan_backward
 from ..symbol import Entry, Node
 
 __all__ = ["Buffer", "Step", "Graph", "build_graph", "GRAD_REQS"]
@@ -179,24 +179,9 @@ class _SymbolGraph:
         return node.op is None
 
     @staticmethod
-    def gradient_rule(node: Node) -> Any:
-        return node.op.gradient
-
-    @staticmethod
-    def inputs(node: Node) -> list[Entry]:
-        return node.inputs
-
-    @staticmethod
-    def no_gradient_inputs(node: Node) -> set[int]:
-        return node.aux_inputs()
-
-    @staticmethod
-    def num_visible_outputs(node: Node) -> int:
-        return node.num_visible_outputs()
-
-    @staticmethod
-    def num_outputs(node: Node) -> int:
-        return node.num_outputs()
+    def describe(node: Node) -> NodeFacts:
+        return NodeFacts(node.op.gradient, node.inputs, node.aux_inputs(),
+                         node.num_visible_outputs(), node.num_outputs())
 
 
 def _backward(b: _Builder, nodes: list[Node], arg_nodes: list[Node], head_entries: list[Entry],

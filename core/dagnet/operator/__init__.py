@@ -11,7 +11,7 @@ import difflib
 from .._errors import UnknownNameError
 from ._builder import OpBuilder, forward_shape, forward_type
 from ._calling import UnknownOperatorError, call_signature, resolve_name
-from ._gradient import BackwardPlan, BackwardStep, GraphView, plan_backward
+from ._gradient import BackwardPlan, BackwardStep, GraphView, NodeFacts, plan_backward
 from ._op import (
     XP,
     Case,
@@ -35,10 +35,11 @@ from ._simple import GradKind, SimpleOp, SimpleOpEnv
 __all__ = [
     "ALL_REQS", "assign", "BackwardPlan", "BackwardStep", "call_signature", "Case", "Domain",
     "DType", "elemwise_shape", "elemwise_type", "Field", "forward_shape", "forward_type", "get_op",
-    "Gradient", "GradKind", "GraphView", "list_ops", "merge_dtype", "merge_shape", "NoGradient",
-    "NoParams", "Op", "op_from_property", "OpBuilder", "OpContext", "Operator", "OperatorProperty",
-    "OpReqType", "Params", "plan_backward", "REQUIRED", "resolve_name", "Shape", "shape_is_known",
-    "SimpleOp", "SimpleOpEnv", "UnknownOperatorError", "XP", "ZeroGradient",
+    "Gradient", "GradKind", "GraphView", "list_ops", "merge_dtype", "merge_shape", "NodeFacts",
+    "NoGradient", "NoParams", "Op", "op_from_property", "OpBuilder", "OpContext", "Operator",
+    "OperatorProperty", "OpReqType", "Params", "plan_backward", "REQUIRED", "resolve_name",
+    "Shape", "shape_is_known", "SimpleOp", "SimpleOpEnv", "UnknownOperatorError", "XP",
+    "ZeroGradient",
 ]
 
 

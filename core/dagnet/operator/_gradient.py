@@ -19,12 +19,11 @@ inputs take none).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Hashable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ._op import Gradient, NoGradient, ZeroGradient
 
-__all__ = ["GraphView", "BackwardStep", "BackwardPlan", "plan_backward"]
+__all__ = ["GraphView", "NodeFacts", "BackwardStep", "BackwardPlan", "plan_backward"]
 
 Entry = tuple[Any, int]
 
@@ -35,23 +34,27 @@ class GraphView(Protocol):
     def is_leaf(self, node: Any) -> bool:
         """Whether ``node`` is a variable (it has no operator and no inputs)."""
 
-    def gradient_rule(self, node: Any) -> Any:
-        """The operator's rule: a ``Gradient``, ``ZeroGradient``, ``NoGradient`` or None."""
-
-    def inputs(self, node: Any) -> Sequence[Entry | None]:
-        """Per input, the entry it reads (None: an input outside the graph)."""
-
-    def no_gradient_inputs(self, node: Any) -> Collection[int]:
-        """Input positions that take no gradient (auxiliary states, mutated inputs)."""
-
-    def num_visible_outputs(self, node: Any) -> int:
-        """The outputs a head gradient is given for (hidden outputs excluded)."""
-
-    def num_outputs(self, node: Any) -> int:
-        """Every output, hidden ones included."""
+    def describe(self, node: Any) -> NodeFacts:
+        """What the builder needs of an operator node."""
 
 
-@dataclass
+class NodeFacts(NamedTuple):
+    """An operator node as the gradient builder sees it.
+
+    ``rule``: the operator's gradient rule (``Gradient``, ``ZeroGradient``,
+    ``NoGradient`` or None); ``inputs``: per input, the entry it reads (None: an
+    input outside the graph); ``no_gradient``: input positions that take no
+    gradient (auxiliary states, mutated inputs); ``visible``: the outputs a head
+    gradient is given for; ``outputs``: every output, hidden ones included.
+    """
+
+    rule: Any
+    inputs: Sequence[Entry | None]
+    no_gradient: Collection[int]
+    visible: int
+    outputs: int
+
+
 class BackwardStep:
     """The backward of one forward ``node`` under its gradient ``rule``.
 
@@ -63,31 +66,42 @@ class BackwardStep:
     it: give it ``req=null``).
     """
 
-    node: Any
-    rule: Gradient
-    reads: list[tuple[str, int]]
-    targets: list[tuple[int, Entry | None]]
+    __slots__ = ("node", "rule", "reads", "targets")
+
+    def __init__(self, node: Any, rule: Gradient, reads: Sequence[tuple[str, int]],
+                 targets: list[tuple[int, Entry | None]]):
+        self.node = node
+        self.rule = rule
+        self.reads = reads
+        self.targets = targets
+
+    def __repr__(self) -> str:
+        return f"BackwardStep({self.node!r}, {self.rule.backward!r}, reads={self.reads}, " \
+               f"targets={self.targets})"
 
 
-@dataclass
 class BackwardPlan:
     """What the gradient of a graph needs.
 
     ``steps``: the backward steps, a node's step after those of every node that
-    reads it.  ``needed``: the operator nodes on a path from a wanted leaf.  ``seeded``:
-    the head positions whose gradient enters the graph from outside (a loss
-    operator makes its own; a head off every path needs none).  ``parts``: per entry, how many
-    gradient parts reach it (seeds and step targets).  ``zero``: needed nodes
-    whose gradient is zero (their leaves are reached, with nothing to add).
-    ``refused``: needed nodes that cannot be differentiated, with the reason.
+    reads it.  ``needed``: the operator nodes on a path from a wanted leaf.
+    ``seeded``: the head positions whose gradient enters the graph from outside
+    (a loss operator makes its own; a head off every path needs none).
+    ``parts``: per entry, how many gradient parts reach it (seeds and step
+    targets).  ``zero``: needed nodes whose gradient is zero (their leaves are
+    reached, with nothing to add).  ``refused``: needed nodes that cannot be
+    differentiated, with the reason.
     """
 
-    steps: list[BackwardStep] = field(default_factory=list)
-    needed: set = field(default_factory=set)
-    seeded: list[int] = field(default_factory=list)
-    parts: dict[Hashable, int] = field(default_factory=dict)
-    zero: list[Any] = field(default_factory=list)
-    refused: list[tuple[Any, str]] = field(default_factory=list)
+    __slots__ = ("steps", "needed", "seeded", "parts", "zero", "refused")
+
+    def __init__(self) -> None:
+        self.steps: list[BackwardStep] = []
+        self.needed: set = set()
+        self.seeded: list[int] = []
+        self.parts: dict[Hashable, int] = {}
+        self.zero: list[Any] = []
+        self.refused: list[tuple[Any, str]] = []
 
 
 def plan_backward(view: GraphView, order: Sequence[Any], heads: Sequence[Entry],
@@ -96,46 +110,46 @@ def plan_backward(view: GraphView, order: Sequence[Any], heads: Sequence[Entry],
     reads; leaves may be left out) for the gradients of ``heads`` with respect to
     the leaves ``wanted`` accepts.  ``needed`` holds operator nodes only."""
     plan = BackwardPlan()
-    needed = plan.needed
+    needed, parts = plan.needed, plan.parts
+    is_leaf = view.is_leaf
+    facts: dict[Any, NodeFacts] = {}
+    taken: dict[Any, bool] = {}  # leaf -> whether its gradient is wanted
 
     def takes(node: Any) -> bool:  # a gradient flowing into ``node`` is used
-        return node in needed or (view.is_leaf(node) and wanted(node))
+        if node in needed:
+            return True
+        answer = taken.get(node)
+        if answer is None:
+            answer = taken[node] = is_leaf(node) and bool(wanted(node))
+        return answer
 
     for node in order:
-        if view.is_leaf(node):
+        if is_leaf(node):
             continue
-        skipped = view.no_gradient_inputs(node)
-        if any(entry is not None and position not in skipped and takes(entry[0])
-               for position, entry in enumerate(view.inputs(node))):
-            needed.add(node)
-    parts = plan.parts
+        known = facts[node] = view.describe(node)
+        skipped = known.no_gradient
+        for position, entry in enumerate(known.inputs):
+            if entry is not None and position not in skipped and takes(entry[0]):
+                needed.add(node)
+                break
     for position, (node, index) in enumerate(heads):
-        if takes(node) and (view.is_leaf(node)
-                            or not _makes_head_gradient(view.gradient_rule(node))):
+        if takes(node) and (node not in facts or not _makes_head_gradient(facts[node].rule)):
             plan.seeded.append(position)
             parts[(node, index)] = parts.get((node, index), 0) + 1
     for node in reversed(order):
-        if view.is_leaf(node) or node not in needed:
+        if node not in needed:
             continue
-        rule = view.gradient_rule(node)
-        if isinstance(rule, ZeroGradient):
-            plan.zero.append(node)
-            continue
+        rule, inputs, skipped, visible, outputs = facts[node]
         if not isinstance(rule, Gradient):
-            reason = rule.reason if isinstance(rule, NoGradient) else "it declares no gradient"
-            plan.refused.append((node, reason))
-            continue
-        reads = []
-        for use in rule.uses:
-            if use == "out_grad":
-                reads.extend((use, k) for k in range(view.num_visible_outputs(node)))
-            elif use == "in_data":
-                reads.extend((use, i) for i in range(len(view.inputs(node))))
+            if isinstance(rule, ZeroGradient):
+                plan.zero.append(node)
             else:
-                reads.extend((use, k) for k in range(view.num_outputs(node)))
-        skipped = view.no_gradient_inputs(node)
+                reason = rule.reason if isinstance(rule, NoGradient) else \
+                    "it declares no gradient"
+                plan.refused.append((node, reason))
+            continue
         targets = []
-        for position, entry in enumerate(view.inputs(node)):
+        for position, entry in enumerate(inputs):
             if position in skipped:
                 continue
             if entry is None or not takes(entry[0]):
@@ -143,8 +157,24 @@ def plan_backward(view: GraphView, order: Sequence[Any], heads: Sequence[Entry],
             else:
                 parts[entry] = parts.get(entry, 0) + 1
             targets.append((position, entry))
+        reads = _reads(rule.uses, visible, len(inputs), outputs)
         plan.steps.append(BackwardStep(node, rule, reads, targets))
     return plan
+
+
+_reads_cache: dict[tuple, tuple[tuple[str, int], ...]] = {}
+
+
+def _reads(uses: tuple[str, ...], visible: int, inputs: int, outputs: int
+           ) -> tuple[tuple[str, int], ...]:
+    """What a backward operator reads, in the order ``uses`` names it (kept per shape
+    of the answer: graphs repeat the same few)."""
+    key = (uses, visible, inputs, outputs)
+    reads = _reads_cache.get(key)
+    if reads is None:
+        count = {"out_grad": visible, "in_data": inputs, "out_data": outputs}
+        reads = _reads_cache[key] = tuple((use, k) for use in uses for k in range(count[use]))
+    return reads
 
 
 def _makes_head_gradient(rule: Any) -> bool:
