@@ -72,8 +72,7 @@ def launch(command: Sequence[str], num_workers: int, scheduler: str | None = Non
         raise LaunchError(f"dagnet launch runs jobs on Dask distributed, which is not "
                           f"installed ({error}); install it with pip install 'dagnet[dist]'"
                           ) from None
-    from .kvstore import JOB_ENV
-    from .kvstore import ParameterServer
+    from .kvstore import JOB_ENV, ParameterServer
 
     cluster = None
     if scheduler is None:

@@ -33,12 +33,16 @@ def call(op_name: str, *args: Any, out: Any = None, name: str | None = None,
          ctx: Any = None, **kwargs: Any) -> Any:
     """Call operator ``op_name`` with MXNet's convention (see the module docstring)."""
     entry = _invoke._entry(op_name)
-    if not kwargs and ctx is None and not entry.var_num_key:
+    if ctx is None and not entry.var_num_key:
         for arg in args:
             if arg.__class__ is not NDArray:
                 break
-        else:  # only NDArrays, no parameters: the common case
-            return (entry.calls.get(()) or entry.prepare({})).run(list(args), out)
+        else:  # inputs as NDArrays, parameters as keywords: the common case
+            if not kwargs:
+                return (entry.calls.get(()) or entry.prepare({})).run(list(args), out)
+            prepared = entry.prepared(kwargs)
+            if prepared is not None:
+                return prepared.run(list(args), out)
     op = entry.op
     inputs = []
     index = 0

@@ -74,6 +74,13 @@ class _OpEntry:
                 self.calls[key] = call
         return call
 
+    def prepared(self, kwargs: Mapping[str, Any]) -> PreparedCall | None:
+        """The call already prepared for exactly these parameters, or None."""
+        try:
+            return self.calls.get(tuple([(k, v.__class__, v) for k, v in kwargs.items()]))
+        except TypeError:  # an unhashable value (a list, an NDArray given by name)
+            return None
+
     def scalar(self, value: Any) -> PreparedCall:
         """The call with ``scalar=value`` (the ``_plus_scalar`` family), cached by value."""
         key = (value.__class__, value)
