@@ -352,6 +352,7 @@ class PreparedCall:
             handle = dev.pool.alloc(nbytes)
             chunk = _new(Chunk)
             chunk.handle, chunk.var, chunk.dev, chunk.nbytes = handle, eng.new_var(), dev, nbytes
+            chunk.recorded = 0
             if dev.numpy:
                 data = _np_ndarray(shape, dtype, handle.data)
             else:

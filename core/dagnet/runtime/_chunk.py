@@ -113,16 +113,19 @@ class Chunk:
     """One storage block and its engine variable, shared by an array and its views.
 
     ``nbytes`` is the size the arrays use (the block may be larger: its pool
-    bucket).  ``dev`` is the :class:`Device` the block lives on.
+    bucket).  ``dev`` is the :class:`Device` the block lives on.  ``recorded``
+    counts the live recorded graphs that hold arrays on this block (writing
+    into it while recording is refused then).
     """
 
-    __slots__ = ("handle", "var", "dev", "nbytes", "__weakref__")
+    __slots__ = ("handle", "var", "dev", "nbytes", "recorded", "__weakref__")
 
     def __init__(self, handle: Any, var: Any, dev: Device, nbytes: int):
         self.handle = handle
         self.var = var
         self.dev = dev
         self.nbytes = nbytes
+        self.recorded = 0
 
     @property
     def ctx(self) -> Context:

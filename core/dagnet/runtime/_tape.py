@@ -10,7 +10,6 @@ the gradient would be computed from overwritten values.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from .._errors import DagnetError
@@ -39,10 +38,15 @@ class Variable:
         self.req = req
 
 
-# Chunks under an array of a live graph: writing into them while recording is refused.
-_graph_chunks: weakref.WeakSet = weakref.WeakSet()
-remember_chunk = _graph_chunks.add
-forget_chunk = _graph_chunks.discard
+def remember_chunk(chunk: Any) -> None:
+    """A live graph holds an array on ``chunk``: writes into it are refused while recording."""
+    chunk.recorded += 1
+
+
+def forget_chunk(chunk: Any) -> None:
+    """A graph that held an array on ``chunk`` was freed."""
+    if chunk.recorded:
+        chunk.recorded -= 1
 
 
 def entry_of(array: Any) -> tuple | None:
@@ -62,7 +66,7 @@ def mark_variable(array: Any, grad: Any, req: str) -> None:
     """Make ``array`` a leaf whose gradient goes into ``grad`` by ``req`` (checked by the
     caller: one of :data:`GRAD_REQS`, ``grad`` of ``array``'s shape)."""
     array.__dict__["_ag"] = (Variable(grad, req), 0)
-    _graph_chunks.add(array._chunk)
+    remember_chunk(array._chunk)
 
 
 _WRITE_MESSAGE = (
@@ -74,7 +78,7 @@ _WRITE_MESSAGE = (
 
 def check_write(target: Any) -> None:
     """Refuse a write into ``target`` while recording if its memory belongs to a graph."""
-    if target._chunk in _graph_chunks:
+    if target._chunk.recorded:
         entry = target.__dict__.get("_ag")
         if entry is None or not entry[0].live:
             what = f"an array of shape {target._shape} sharing memory with one"
