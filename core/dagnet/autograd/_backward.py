@@ -33,6 +33,8 @@ from ._mode import set_recording, set_training
 
 __all__ = ["backward", "grad"]
 
+_WRITE, _ADD, _NULL = OpReqType.WRITE, OpReqType.ADD, OpReqType.NULL
+
 _NOT_IN_GRAPH = (
     "cannot differentiate head {index} (shape {shape}): it is not in a computational graph. "
     "Compute it inside autograd.record() from arrays that called attach_grad() (or "
@@ -277,40 +279,36 @@ def _reached(plan: Any, entries: list[tuple], wanted: Callable[[Any], bool]) -> 
 def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) -> None:
     """Push one node's backward; its results join the parts of the entries they feed."""
     node = step.node
-    call = node.call
-    parts = [grads.pop((node, i), None) for i in range(len(node.out_meta))]
-    head_grads = [_total(parts[k], *node.out_meta[k], node.dev) for k in range(call.n_visible)
-                  ] if "out_grad" in step.rule.uses else []
+    call, dev = node.call, node.dev
+    head_grads = []
+    if "out_grad" in step.rule.uses:
+        for k in range(call.n_visible):
+            shape, dtype = node.out_meta[k]
+            head_grads.append(_total(grads.pop((node, k), None), shape, dtype, dev))
     if call.__class__ is FunctionCall:
-        results = call.function.gradients(node, head_grads)
-        for position, entry in step.targets:
-            if entry is None:
-                continue
-            var = entry[0]
-            if direct and var in direct:  # its only gradient: into .grad now
-                _write_sum(var.grad, [results[position]], add=var.req == "add")
-                direct[var] = True
-            else:
-                grads.setdefault(entry, []).append(results[position])
+        _function_step(step, call.function.gradients(node, head_grads), grads, direct)
         return
     sources = {"out_grad": head_grads, "in_data": node.inputs, "out_data": node.outputs}
     inputs = [sources[use][index] for use, index in step.reads]
     # where each gradient goes: a variable whose only gradient this is (written straight
     # into its .grad), the entry whose parts it joins, or nowhere (not needed)
     outs, reqs, routes = [], [], []
-    read = {id(array._chunk) for array in inputs} if direct else ()
+    read = None
     for position, entry in step.targets:
         shape, dtype = node.in_meta[position]
-        var = entry[0] if entry is not None else None
-        if direct and var in direct and id(var.grad._chunk) not in read \
-                and var.grad._shape == shape and var.grad._dtype == dtype \
-                and var.grad._chunk.dev is node.dev:
-            outs.append(var.grad)
-            reqs.append(OpReqType.ADD if var.req == "add" else OpReqType.WRITE)
-            routes.append(var)
-            continue
-        outs.append(new_array(shape, dtype, node.dev))
-        reqs.append(OpReqType.NULL if entry is None else OpReqType.WRITE)
+        if direct and entry is not None and entry[0] in direct:
+            var = entry[0]
+            grad = var.grad
+            if read is None:
+                read = {id(array._chunk) for array in inputs}
+            if id(grad._chunk) not in read and grad._shape == shape and grad._dtype == dtype \
+                    and grad._chunk.dev is dev:
+                outs.append(grad)
+                reqs.append(_ADD if var.req == "add" else _WRITE)
+                routes.append(var)
+                continue
+        outs.append(new_array(shape, dtype, dev))
+        reqs.append(_NULL if entry is None else _WRITE)
         routes.append(entry)
     _gradient_call(call).run_into(inputs, outs, reqs)
     for out, route in zip(outs, routes):
@@ -318,6 +316,20 @@ def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) 
             direct[route] = True
         elif route is not None:
             grads.setdefault(route, []).append(out)
+
+
+def _function_step(step: Any, results: list[NDArray], grads: dict,
+                   direct: dict[Variable, bool] | None) -> None:
+    """An ``autograd.Function`` node: ``results`` (its ``backward``) go where the plan says."""
+    for position, entry in step.targets:
+        if entry is None:
+            continue
+        var = entry[0]
+        if direct and var in direct:  # its only gradient: into .grad now
+            _write_sum(var.grad, [results[position]], add=var.req == "add")
+            direct[var] = True
+        else:
+            grads.setdefault(entry, []).append(results[position])
 
 
 def _gradient_call(call: Any) -> Any:

@@ -396,10 +396,13 @@ class PreparedCall:
         chose the inputs (autograd runs backward operators this way: they read what the
         forward op's ``Gradient.uses`` names and write the forward inputs' gradients).
         """
-        dev = self._device(inputs, None)
+        dev = inputs[0]._chunk.dev if inputs else self._device(inputs, None)
+        for array in inputs:
+            if array._chunk.dev is not dev:
+                self._device(inputs, None)  # raises the mixed-device error
         kernel = self.kernels.get(dev.device_type) or self._kernel(dev.device_type)
-        in_data = [a._xp() for a in inputs]
-        out_data = [o._xp() for o in outs]
+        in_data = [a._data if a._data is not None else a._xp() for a in inputs]
+        out_data = [o._data if o._data is not None else o._xp() for o in outs]
         writes = [o._chunk.var for o in outs]
         requested = request_resources(dev.ctx, self.resources, writes) if self.resources else ()
         compute = kernel_function(kernel, self.attrs, mode.training, requested, dev.xp, in_data,

@@ -464,7 +464,9 @@ def new_array(shape: tuple[int, ...], dtype: np.dtype, dev: Device, eng: Any = N
     """A new, uninitialised, C-contiguous array on ``dev`` with its own chunk."""
     nbytes = math.prod(shape) * dtype.itemsize
     chunk = new_chunk(nbytes, dev, eng)
-    return wrap_chunk(chunk, 0, shape, dtype, None, _build_view(chunk, 0, shape, dtype, None))
+    data = (np.ndarray(shape, dtype, chunk.handle.data) if dev.numpy
+            else _build_view(chunk, 0, shape, dtype, None))
+    return wrap_chunk(chunk, 0, shape, dtype, None, data)
 
 
 def _build_view(chunk: Chunk, offset: int, shape: tuple[int, ...], dtype: np.dtype,
