@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 
 from dagnet import config
-from dagnet.engine import TrackedEngine, WorkerPool
-from dagnet.engine._base import Block
+from dagnet.engine import Block, TrackedEngine, WorkerPool
 
 __all__ = ["ThreadedEngine"]
 
@@ -32,12 +31,9 @@ class ThreadedEngine(TrackedEngine):
     def _dispatch(self, block: Block) -> None:
         self._pool.submit(block)
 
-    def shutdown(self) -> None:
-        super().shutdown()
-        self._pool.stop()
+    def _stop_workers(self, deadline: float | None) -> None:
+        self._pool.stop(deadline)
 
     def _after_fork_in_child(self) -> None:
         super()._after_fork_in_child()
         self._pool.reset_after_fork()
-
-

@@ -6,8 +6,7 @@ import threading
 
 from dagnet import config
 from dagnet.context import Context
-from dagnet.engine import FnProperty, TrackedEngine, WorkerPool
-from dagnet.engine._base import Block
+from dagnet.engine import Block, FnProperty, TrackedEngine, WorkerPool
 
 from .threaded import worker_count
 
@@ -70,10 +69,9 @@ class ThreadedPerDeviceEngine(TrackedEngine):
         """The lanes started so far and their worker counts (for inspection)."""
         return {f"{ctx}/{lane}": pool.num_workers for (ctx, lane), pool in self._pools.items()}
 
-    def shutdown(self) -> None:
-        super().shutdown()
+    def _stop_workers(self, deadline: float | None) -> None:
         for pool in list(self._pools.values()):
-            pool.stop()
+            pool.stop(deadline)
 
     def _after_fork_in_child(self) -> None:
         super()._after_fork_in_child()

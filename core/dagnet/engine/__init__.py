@@ -16,12 +16,22 @@ by argument (:func:`get`/:func:`create`), ``dagnet.config.set(engine=...)``,
 
 from __future__ import annotations
 
-from ._base import Engine, FnProperty, Operator, RunContext, Var, current_block
+from ._base import (
+    Block,
+    Engine,
+    FnProperty,
+    Operator,
+    RunContext,
+    Var,
+    current_block,
+    interruptible_wait,
+)
 from ._selection import create, current, get, names
 from ._tracked import TrackedEngine
 from ._workers import WorkerPool
 
 __all__ = [
+    "Block",
     "Engine",
     "TrackedEngine",
     "WorkerPool",
@@ -33,5 +43,6 @@ __all__ = [
     "current",
     "current_block",
     "get",
+    "interruptible_wait",
     "names",
 ]

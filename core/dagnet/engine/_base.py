@@ -15,14 +15,25 @@ import abc
 import enum
 import itertools
 import threading
+import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._errors import DeletedVariableError, EngineError, EngineTypeError, OperatorFailedError
+from .._errors import (
+    DeletedVariableError,
+    EngineError,
+    EngineTimeoutError,
+    EngineTypeError,
+    OperatorFailedError,
+)
 from ..context import Context, cpu
 
-__all__ = ["Engine", "Var", "RunContext", "FnProperty", "Operator", "Failure"]
+__all__ = [
+    "Block", "Engine", "Var", "RunContext", "FnProperty", "Operator", "Failure",
+    "interruptible_wait",
+]
 
 
 class FnProperty(enum.Enum):
@@ -66,7 +77,20 @@ class Failure:
         self.consumed = False
         self.seq = seq
 
-    def to_exception(self, where: str) -> OperatorFailedError:
+    def to_exception(self, where: str) -> BaseException:
+        """What a wait raises for this failure.
+
+        An ordinary exception comes wrapped in :class:`OperatorFailedError`
+        naming the operator, the original chained.  A ``KeyboardInterrupt``
+        or ``SystemExit`` (anything not an ``Exception``) is raised as
+        itself, so that Ctrl-C and ``sys.exit()`` inside an engine function
+        still stop the program; a note (Python 3.11+) names the operator.
+        """
+        if not isinstance(self.error, Exception):
+            if hasattr(self.error, "add_note"):
+                self.error.add_note(f"raised by engine function {self.operator!r}, "
+                                    f"re-raised at {where}")
+            return self.error
         message = (
             f"operator {self.operator!r} failed: {type(self.error).__name__}: {self.error}"
             f" (raised at {where}; the original traceback is above)"
@@ -111,11 +135,13 @@ class Var:
 
 
 class Block:
-    """One pushed function with its normalized dependencies (MXNet's ``OprBlock``)."""
+    """One pushed function with its normalized dependencies (MXNet's ``OprBlock``):
+    what an engine variant is handed to run (``Engine._submit``,
+    ``TrackedEngine._dispatch``)."""
 
     __slots__ = (
         "fn", "ctx", "reads", "writes", "prop", "priority", "_name", "is_async",
-        "no_skip", "wait", "seq",
+        "no_skip", "wait", "seq", "lingers",
     )
 
     def __init__(self, fn, ctx, reads, writes, prop, priority, name, is_async, no_skip=False):
@@ -130,6 +156,9 @@ class Block:
         self.no_skip = no_skip
         self.wait = 0
         self.seq = 0
+        # 1: completed by on_complete on another thread while the function
+        # still runs; 2: its variables released, the return still awaited.
+        self.lingers = 0
 
     @property
     def name(self) -> str:
@@ -187,6 +216,33 @@ def _function_name(fn: Callable[..., Any], name: str | None) -> str:
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 
+SLICE = 0.1
+"""Seconds a blocking wait sleeps at a time.  Python runs signal handlers
+only between slices, so a wait in slices is one Ctrl-C interrupts promptly."""
+
+
+def interruptible_wait(wait: Callable[[float], bool], timeout: float | None,
+                       pending: Callable[[], str]) -> bool:
+    """Call ``wait(seconds)`` in slices of at most :data:`SLICE` until it returns
+    True (then return True) or ``timeout`` seconds pass (then return False).
+
+    A ``KeyboardInterrupt`` during the wait propagates with ``pending()`` (say,
+    "in wait_for_var(v): ...") in its message, saying what the wait was for;
+    the engine is left as it was, so the caller may push and wait again.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        while True:
+            step = SLICE if deadline is None else min(deadline - time.monotonic(), SLICE)
+            if wait(max(step, 0.0)):
+                return True
+            if step <= 0:
+                return False
+    except KeyboardInterrupt as interrupt:
+        interrupt.args = (*interrupt.args, f"interrupted (Ctrl-C) {pending()}")
+        raise
+
+
 class Engine(abc.ABC):
     """The dependency engine interface and its shared semantics.
 
@@ -204,6 +260,10 @@ class Engine(abc.ABC):
     """
 
     name = "engine"
+
+    exit_timeout: float = 5.0
+    """Seconds interpreter exit waits for outstanding functions before it warns,
+    naming them, and exits anyway (set it on an engine, or on a class)."""
 
     def __init__(self) -> None:
         self._failures: deque[Failure] = deque()
@@ -386,6 +446,11 @@ class Engine(abc.ABC):
         # on_complete() called by the function itself, on this thread, takes
         # effect when the function returns: if it raises after all, that is an
         # ordinary failure, seen by the functions after it on every engine.
+        # Called from another thread while the function still runs, it
+        # releases the variables at once, but the function counts as
+        # outstanding (for wait_for_all and exit) until it returns: an error
+        # it raises afterwards is then reported at the next wait_for_all on
+        # every engine, as on the naive one, where push returns only then.
         lock = threading.Lock()
         runner = threading.get_ident()
         completed = deferred = False
@@ -398,6 +463,14 @@ class Engine(abc.ABC):
                     raise EngineError(f"on_complete of {block.name!r} was called twice")
                 completed = True
                 deferred = running and threading.get_ident() == runner
+                if running and not deferred:
+                    block.lingers = 1
+                    if error is not None:
+                        self._fail(block, error)
+                    # Under the lock: this release is reported before the
+                    # function's return is (below), never after.
+                    done(block)
+                    return
             if error is not None:
                 self._fail(block, error)
             if not deferred:
@@ -416,13 +489,14 @@ class Engine(abc.ABC):
                 # next): it is raised at wait_for_all.
                 with self._failures_lock:
                     self._failures.append(Failure(block.name, error, block.seq))
+                done(block)
                 return
             self._fail(block, error)
             done(block)
             return
         with lock:
             running = False
-            finish = deferred
+            finish = deferred or completed
         if finish:
             done(block)
 
@@ -455,7 +529,11 @@ class Engine(abc.ABC):
 
     def wait_for_all(self, timeout: float | None = None) -> None:
         """Block until every pushed function has run; raise the earliest pushed
-        failure not yet raised, naming the others."""
+        failure not yet raised, naming the others.
+
+        A ``KeyboardInterrupt`` or ``SystemExit`` raised by a function goes
+        before ordinary failures, and is raised as itself.
+        """
         self._wait_all(timeout)
         with self._failures_lock:
             pending = [f for f in self._failures if not f.consumed]
@@ -465,11 +543,15 @@ class Engine(abc.ABC):
         if pending:
             # The earliest pushed first: on threads, failures are recorded in the
             # order they happened to finish, which differs from run to run.
-            pending.sort(key=lambda failure: failure.seq)
+            pending.sort(key=lambda failure: (isinstance(failure.error, Exception), failure.seq))
             exc = pending[0].to_exception("wait_for_all()")
             if len(pending) > 1:
                 others = ", ".join(repr(f.operator) for f in pending[1:])
-                exc.args = (f"{exc.args[0]}; {len(pending) - 1} more failed: {others}",)
+                more = f"{len(pending) - 1} more failed: {others}"
+                if isinstance(exc, OperatorFailedError):
+                    exc.args = (f"{exc.args[0]}; {more}",)
+                elif hasattr(exc, "add_note"):
+                    exc.add_note(more)
             raise exc
 
     # -- what a variant supplies ----------------------------------------------
@@ -489,9 +571,29 @@ class Engine(abc.ABC):
         """Wait for all outstanding work without raising failures (they stay for later waits)."""
         self._wait_all(None)
 
-    def shutdown(self) -> None:
-        """Finish outstanding work and stop worker threads; the engine restarts them on use."""
-        self.drain()
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Finish outstanding work and stop worker threads; the engine restarts them on use.
+
+        With a ``timeout``, stop waiting after that many seconds and warn
+        (``RuntimeWarning``) naming the functions still outstanding; they are
+        abandoned.  Interpreter exit shuts every engine down this way, with
+        :attr:`exit_timeout`.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            self._wait_all(timeout)
+        except EngineTimeoutError as exc:
+            warnings.warn(
+                f"engine {self.name!r} shut down with work outstanding: {exc}. A function "
+                f"pushed with push_async must call on_complete() on every path, and a "
+                f"function must return; to wait longer at exit raise the engine's "
+                f"exit_timeout (now {self.exit_timeout}s), or call wait_for_all() before exit",
+                RuntimeWarning, stacklevel=2)
+        self._stop_workers(deadline)
+
+    def _stop_workers(self, deadline: float | None) -> None:  # noqa: B027 - optional hook
+        """End worker threads, waiting for them until ``deadline`` (``time.monotonic``,
+        None: as long as they take); an engine without threads has nothing to end."""
 
     @staticmethod
     def _new_run_ctx(ctx: Context) -> RunContext:

@@ -78,9 +78,11 @@ def current() -> Engine:
 
 
 def _shutdown_all() -> None:
+    # Bounded: a function that never completes must not hang the exit (each
+    # engine warns, naming what it abandoned).
     for engine in list(_all):
         try:
-            engine.shutdown()
+            engine.shutdown(timeout=engine.exit_timeout)
         except Exception:  # noqa: S110 - nothing can be reported at interpreter exit
             pass
 

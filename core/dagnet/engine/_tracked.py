@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import EngineDeadlockError, EngineTimeoutError
-from ._base import Block, Engine, FnProperty, RunContext, Var, current_block
+from ._base import Block, Engine, FnProperty, RunContext, Var, current_block, interruptible_wait
 
 __all__ = ["TrackedEngine"]
 
@@ -123,6 +123,13 @@ class TrackedEngine(Engine):
             self._start(block)
 
     def _release(self, block: Block) -> None:
+        if block.lingers:
+            # Completed by on_complete while its function still ran: release
+            # the variables now, and retire it when the function returns.
+            if block.lingers == 2:
+                self._retire(block)
+                return
+            block.lingers = 2
         ready: list[Block] = []
         for var in block.reads:
             var._granted.remove(block)
@@ -132,13 +139,17 @@ class TrackedEngine(Engine):
             var._granted.remove(block)
             var._write_granted = False
             self._grant(var, ready)
+        if not block.lingers:
+            self._retire(block)
+        for next_block in ready:
+            self._start(next_block)
+
+    def _retire(self, block: Block) -> None:
         self._active.discard(block)
         if not self._active and self._idle_waiters:
             for event in self._idle_waiters:
                 event.set()
             self._idle_waiters.clear()
-        for next_block in ready:
-            self._start(next_block)
 
     @staticmethod
     def _grant(var: Var, ready: list[Block]) -> None:
@@ -199,10 +210,14 @@ class TrackedEngine(Engine):
             return
         event = threading.Event()
         # The waiter queues as a writer, so it is granted only after every
-        # function pushed before it, readers included, has finished.
+        # function pushed before it, readers included, has finished.  If the
+        # wait is interrupted it stays queued, harmlessly: granted, it only
+        # sets the event.
         self._submit(Block(_signal(event), None, (), (var,), FnProperty.NORMAL, 0,
                            f"wait_for_var({var.name})", False, no_skip=True))
-        if not event.wait(timeout):
+        if not interruptible_wait(
+                event.wait, timeout,
+                lambda: f"in wait_for_var({var.name}): {self._ask(lambda: self._holders(var))}"):
             raise EngineTimeoutError(
                 f"wait_for_var({var.name}) timed out after {timeout}s: "
                 f"{self._ask(lambda: self._holders(var))}")
@@ -237,11 +252,17 @@ class TrackedEngine(Engine):
             return
         event = threading.Event()
         self._ask(lambda: event.set() if not self._active else self._idle_waiters.append(event))
-        if not event.wait(timeout):
-            names = self._ask(lambda: [b.name for b in sorted(self._active, key=lambda b: b.seq)])
+        if not interruptible_wait(event.wait, timeout,
+                                  lambda: f"in wait_for_all(): {self._outstanding()}"):
             raise EngineTimeoutError(
-                f"wait_for_all() timed out after {timeout}s with {len(names)} function(s) "
-                f"outstanding, oldest first: {', '.join(map(repr, names[:5]))}")
+                f"wait_for_all() timed out after {timeout}s: {self._outstanding()}")
+
+    def _outstanding(self) -> str:
+        """The functions not finished yet, oldest first (for messages)."""
+        names = self._ask(lambda: [b.name for b in sorted(self._active, key=lambda b: b.seq)
+                                   if b.ctx is not None])
+        return (f"{len(names)} function(s) outstanding, oldest first: "
+                f"{', '.join(map(repr, names[:5]))}{', ...' if len(names) > 5 else ''}")
 
     # -- lifecycle -------------------------------------------------------------
     def _after_fork_in_child(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -69,15 +70,20 @@ class WorkerPool:
                     error = exc
             run(block, run_ctx, error)
 
-    def stop(self) -> None:
-        """Let the workers finish what is queued, then end them."""
+    def stop(self, deadline: float | None = None) -> None:
+        """Let the workers finish what is queued, then end them.
+
+        Waits for them until ``deadline`` (``time.monotonic()``; None: as
+        long as they take); a worker still busy then is left to end on its
+        own (the threads are daemons, so it does not hold up exit).
+        """
         with self._start_lock:
             threads, self._threads = self._threads, []
             for _ in threads:
                 self._queue.put(None)
         for thread in threads:
             if thread is not threading.current_thread():
-                thread.join()
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def reset_after_fork(self) -> None:
         """The threads did not survive the fork; start afresh on the next submit."""

@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -270,6 +274,54 @@ def _within(scenario: Callable[[], None], what: str) -> None:
 
 def _noop(run_ctx: RunContext) -> None:
     pass
+
+
+def _interrupted(call: Callable[[], object], delay: float = 0.2) -> KeyboardInterrupt:
+    """Run ``call()``, which must block, on the main thread; send the process
+    SIGINT (Ctrl-C) from a timer after ``delay`` and return the
+    KeyboardInterrupt it raised.  ``call`` must bound its own wait (a
+    timeout), so that a wait Ctrl-C cannot interrupt fails instead of hanging."""
+    main = threading.main_thread()
+    if threading.current_thread() is not main:
+        pytest.skip("signals are delivered to the main thread only")
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        pytest.skip("SIGINT does not raise KeyboardInterrupt here (its handler was replaced)")
+    sent = threading.Event()
+
+    def send() -> None:
+        sent.set()
+        signal.pthread_kill(main.ident, signal.SIGINT)
+
+    timer = threading.Timer(delay, send)
+    timer.start()
+    try:
+        call()
+        timer.cancel()
+        timer.join(GUARD)
+        if sent.is_set():
+            time.sleep(1.0)  # the signal came late: let it land here, not in pytest
+    except KeyboardInterrupt as interrupt:
+        timer.join(GUARD)
+        return interrupt
+    pytest.fail(f"{call} returned: it did not block, or Ctrl-C did not interrupt it")
+
+
+def _pending_op() -> tuple[Callable[[RunContext, Callable[..., None]], None],
+                            threading.Event, Callable[[], None]]:
+    """An async function ``pending_op`` that does not call on_complete until
+    ``complete()`` is called, and the event it sets when it has started."""
+    started = threading.Event()
+    completions: list[Callable[..., None]] = []
+
+    def pending_op(run_ctx: RunContext, on_complete: Callable[..., None]) -> None:
+        completions.append(on_complete)
+        started.set()
+
+    def complete() -> None:
+        assert started.wait(GUARD), "pending_op never started"
+        completions.pop()()
+
+    return pending_op, started, complete
 
 
 def _is_type_error(exc: BaseException) -> bool:
@@ -621,29 +673,67 @@ class EngineConformance:
 
     def test_push_async_raising_after_completion_elsewhere(self, dagnet_engine: Engine) -> None:
         """An async function completed by another thread that raises afterwards:
-        the error is raised at wait_for_all, not lost."""
+        its variables were released at on_complete, so the functions after it
+        run, and the error is raised at the next wait_for_all, not lost (the
+        function counts as outstanding until it returns)."""
         var = dagnet_engine.new_var()
-        raised = _gate()
+        ran: list[str] = []
 
         def raises_late(run_ctx: RunContext, on_complete: Callable[..., None]) -> None:
             helper = threading.Thread(target=on_complete)
             helper.start()
             helper.join(GUARD)
-            raised.set()
+            time.sleep(0.01)  # let a wait_for_all that would not wait for the raise return
             raise ValueError("after completion elsewhere")
 
         dagnet_engine.push_async(raises_late, mutate_vars=[var])
-        assert raised.wait(GUARD)
-        # No wait covers the raise (it came after completion): poll for it.
-        deadline = time.monotonic() + GUARD
-        while True:
-            try:
-                dagnet_engine.wait_for_all(timeout=GUARD)
-            except dagnet.OperatorFailedError as exc:
-                assert "raises_late" in str(exc)
-                break
-            assert time.monotonic() < deadline, "the error raised after completion was lost"
-            time.sleep(0.005)
+        dagnet_engine.push_sync(lambda rc: ran.append("next"), mutate_vars=[var])
+        with pytest.raises(dagnet.OperatorFailedError, match="raises_late") as info:
+            dagnet_engine.wait_for_all(timeout=GUARD)
+        assert isinstance(info.value.__cause__, ValueError)
+        assert ran == ["next"]
+        dagnet_engine.wait_for_var(var, timeout=GUARD)
+        dagnet_engine.wait_for_all(timeout=GUARD)
+
+    @pytest.mark.parametrize("kind", [KeyboardInterrupt, SystemExit])
+    def test_interrupt_inside_a_function_is_raised_as_itself(
+            self, dagnet_engine: Engine, kind: type[BaseException]) -> None:
+        """A KeyboardInterrupt or SystemExit raised by a function reaches the
+        waiting caller as itself, not wrapped in OperatorFailedError; it
+        propagates like any failure, and goes before ordinary failures at
+        wait_for_all."""
+        var, after = dagnet_engine.new_var("var"), dagnet_engine.new_var("after")
+        ran: list[str] = []
+        error = kind("stop")
+
+        def stopping_op(run_ctx: RunContext) -> None:
+            raise error
+
+        dagnet_engine.push_sync(stopping_op, mutate_vars=[var])
+        dagnet_engine.push_sync(lambda rc: ran.append("dependent"), const_vars=[var],
+                                mutate_vars=[after])
+        with pytest.raises(kind) as info:
+            dagnet_engine.wait_for_var(after, timeout=GUARD)
+        assert info.value is error and ran == []
+        if hasattr(error, "add_note"):
+            assert any("stopping_op" in note for note in info.value.__notes__)
+        dagnet_engine.wait_for_all(timeout=GUARD)  # raised once
+
+        def ordinary_failure(run_ctx: RunContext) -> None:
+            raise ValueError("ordinary")
+
+        error = kind("stop again")
+        dagnet_engine.push_sync(ordinary_failure, mutate_vars=[dagnet_engine.new_var()])
+        dagnet_engine.push_sync(stopping_op, mutate_vars=[var])
+        with pytest.raises(kind) as info:
+            dagnet_engine.wait_for_all(timeout=GUARD)
+        assert info.value is error
+        if hasattr(error, "add_note"):
+            assert any("ordinary_failure" in note for note in info.value.__notes__)
+        dagnet_engine.wait_for_all(timeout=GUARD)
+        dagnet_engine.push_sync(lambda rc: ran.append("after"), mutate_vars=[var])
+        dagnet_engine.wait_for_var(var, timeout=GUARD)
+        assert ran == ["after"]
 
     def test_on_complete_twice_is_an_error(self, dagnet_engine: Engine) -> None:
         """A second on_complete() raises EngineError in its caller; here the
@@ -1012,7 +1102,92 @@ class EngineConformance:
                 gate.set()
             engine.wait_for_all(timeout=GUARD)
 
-    # -- 8. random programs -----------------------------------------------------------
+    # -- 8. Ctrl-C and exit -----------------------------------------------------------
+
+    @pytest.mark.parametrize("wait", ["wait_for_var", "wait_for_all"])
+    def test_ctrl_c_interrupts_a_wait(self, dagnet_engine: Engine, wait: str) -> None:
+        """Ctrl-C during a wait for a function that never completes raises
+        KeyboardInterrupt naming the wait and the function; the engine stays
+        usable, and the function finishes normally when it completes."""
+        var, other = dagnet_engine.new_var("held"), dagnet_engine.new_var("other")
+        pending_op, started, complete = _pending_op()
+        # From a thread: the naive engine's push itself waits for on_complete.
+        pusher = threading.Thread(
+            target=lambda: dagnet_engine.push_async(pending_op, mutate_vars=[var]), daemon=True)
+        pusher.start()
+        ran: list[str] = []
+        try:
+            assert started.wait(GUARD), "pending_op never started"
+            args = (var,) if wait == "wait_for_var" else ()
+            interrupt = _interrupted(lambda: getattr(dagnet_engine, wait)(*args, timeout=GUARD))
+            assert wait in str(interrupt) and "pending_op" in str(interrupt), interrupt
+            dagnet_engine.push_sync(lambda rc: ran.append("other"), mutate_vars=[other])
+            dagnet_engine.wait_for_var(other, timeout=GUARD)
+            assert ran == ["other"]
+        finally:
+            complete()
+            pusher.join(GUARD)
+        dagnet_engine.wait_for_var(var, timeout=GUARD)
+        dagnet_engine.wait_for_all(timeout=GUARD)
+        dagnet_engine.push_sync(lambda rc: ran.append("held"), mutate_vars=[var])
+        dagnet_engine.wait_for_all(timeout=GUARD)
+        assert ran == ["other", "held"]
+
+    def test_ctrl_c_interrupts_push_async_awaiting_on_complete(self, dagnet_engine: Engine
+                                                               ) -> None:
+        """Ctrl-C on a thread that pushed an async function that never completes
+        (in push itself on the naive engine, in the next wait on the others)
+        raises KeyboardInterrupt naming the function; the engine stays usable."""
+        var = dagnet_engine.new_var("held")
+        pending_op, started, complete = _pending_op()
+
+        def push_then_wait() -> None:
+            dagnet_engine.push_async(pending_op, mutate_vars=[var])
+            dagnet_engine.wait_for_var(var, timeout=GUARD)
+
+        try:
+            interrupt = _interrupted(push_then_wait)
+            assert "pending_op" in str(interrupt), interrupt
+        finally:
+            complete()
+        ran: list[str] = []
+        dagnet_engine.push_sync(lambda rc: ran.append("after"), mutate_vars=[var])
+        dagnet_engine.wait_for_var(var, timeout=GUARD)
+        dagnet_engine.wait_for_all(timeout=GUARD)
+        assert ran == ["after"]
+
+    def test_exit_with_a_function_that_never_completes(self, dagnet_engine_name: str) -> None:
+        """At interpreter exit, a function that never completes holds exit up
+        for the engine's exit_timeout at most; a warning names it.  (Run in a
+        fresh interpreter: the engine must be registered by an entry point.)"""
+        script = textwrap.dedent("""
+            import sys, threading
+            import dagnet
+
+            engine = dagnet.engine.get(sys.argv[1])
+            engine.exit_timeout = 0.5
+            started = threading.Event()
+
+            def pending_op(run_ctx, on_complete):
+                started.set()
+
+            def push():
+                engine.push_async(pending_op, mutate_vars=[engine.new_var()])
+
+            # From a thread: the naive engine's push waits for on_complete.
+            threading.Thread(target=push, daemon=True).start()
+            assert started.wait(10)
+            print("exiting", flush=True)
+        """)
+        result = subprocess.run([sys.executable, "-c", script, dagnet_engine_name],
+                                capture_output=True, text=True, timeout=3 * GUARD)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "exiting"
+        assert "RuntimeWarning" in result.stderr and "'pending_op'" in result.stderr, (
+            result.stderr)
+        assert "exit_timeout" in result.stderr, result.stderr
+
+    # -- 9. random programs -----------------------------------------------------------
 
     def test_random_programs_match_naive(self, dagnet_engine_name: str) -> None:
         """A random program gives the naive engine's values, failures and skips,
