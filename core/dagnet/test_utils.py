@@ -1,10 +1,10 @@
 """MXNet's ``mx.test_utils`` for dagnet: comparisons, random inputs and gradient checks.
 
 ``check_symbolic_forward``, ``check_symbolic_backward`` and
-``check_numeric_gradient`` take a symbol and run it through an executor, as
-MXNet's do; ``check_numeric_gradient`` and ``check_consistency`` also take an
-operator (its name or :class:`~dagnet.operator.Op`) with input arrays and
-parameters, and run its kernels directly.
+``check_numeric_gradient`` take a symbol and run it through an executor, with
+MXNet's signatures; ``check_op_numeric_gradient`` and ``check_consistency``
+take an operator (its name or :class:`~dagnet.operator.Op`) with input arrays
+and parameters, and run its kernels directly.
 """
 
 from __future__ import annotations
@@ -25,16 +25,21 @@ __all__ = [
     "rand_shape_3d",
     "rand_ndarray",
     "check_numeric_gradient",
+    "check_op_numeric_gradient",
     "check_symbolic_forward",
     "check_symbolic_backward",
     "check_consistency",
     "default_rtols",
     "default_atols",
+    "default_numeric_eps",
 ]
 
 _RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}
 _ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20}
 _EPS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-6}
+# Powers of two, so that x +- eps/2 loses no bits of the step (MXNet's choice).
+_NUMERIC_EPS = {np.dtype(np.float16): 1.0 / 2**6, np.dtype(np.float32): 1.0 / 2**9,
+                np.dtype(np.float64): 1.0 / 2**14}
 
 
 def default_rtols() -> dict[np.dtype, float]:
@@ -45,6 +50,12 @@ def default_rtols() -> dict[np.dtype, float]:
 def default_atols() -> dict[np.dtype, float]:
     """Absolute tolerance by dtype (as MXNet's ``default_atols``)."""
     return dict(_ATOL)
+
+
+def default_numeric_eps() -> dict[np.dtype, float]:
+    """The finite-difference step of :func:`check_numeric_gradient` by dtype (as MXNet's
+    ``default_numeric_eps``)."""
+    return dict(_NUMERIC_EPS)
 
 
 def default_context() -> Context:
@@ -196,33 +207,50 @@ def _resolve_op(op: Any) -> Any:
     return op if isinstance(op, Op) else get_op(op)
 
 
-def check_numeric_gradient(sym_or_op: Any, location: Any, *args: Any, **kwargs: Any) -> None:
-    """Check gradients against central differences, for a symbol or for one operator.
+def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None,
+                           numeric_eps: Any = None, rtol: Any = None, atol: Any = None,
+                           grad_nodes: Any = None, use_forward_train: bool = True,
+                           ctx: Context | None = None, grad_stype_dict: Any = None,
+                           dtype: Any = np.float32) -> None:
+    """Check a symbol's backward pass against central differences of its forward pass.
 
-    With a :class:`~dagnet.symbol.Symbol`, MXNet's signature:
-    ``check_numeric_gradient(sym, location, aux_states=None, numeric_eps=None,
-    rtol=1e-2, atol=None, grad_nodes=None, use_forward_train=True, ctx=None,
-    grad_stype_dict=None, dtype=np.float32)`` -- the symbol is bound, and the
-    backward pass of the executor is compared with differences of the forward
-    pass, element by element, for the arguments in ``grad_nodes`` (default:
-    every argument; a list of names or a dict of name to ``grad_req``).
+    MXNet's signature, defaults and verdicts.  ``location`` gives every argument (a
+    list in ``sym.list_arguments()`` order, or a dict by name) and ``aux_states``
+    every auxiliary state; all are converted to ``dtype`` (float16, float32 or
+    float64).  Each output is multiplied by a random projection (uniform in
+    [0.1, 1.1), from numpy's global generator) and summed; the symbol's gradient
+    of that loss, from one forward pass in training mode and one backward pass,
+    is compared with ``(loss(x + eps/2) - loss(x - eps/2)) / eps`` for every
+    element ``x`` of every argument in ``grad_nodes`` (default: all; a list of
+    names, checked with ``grad_req='write'``, or a dict of name to ``grad_req``).
+    Gradient arrays start random: with ``'add'`` the start is subtracted before
+    the comparison, with ``'null'`` the array must come back untouched.
 
-    With an operator (its name or :class:`~dagnet.operator.Op`):
-    ``check_numeric_gradient(op, location, params=None, numeric_eps=None,
-    rtol=1e-2, atol=None, grad_nodes=None, ctx=None, dtype=np.float64,
-    seed=None)`` -- the operator's backward op is compared directly.
+    ``numeric_eps``, ``rtol`` and ``atol`` are numbers, or dicts by dtype; None
+    takes ``default_numeric_eps()``, ``default_rtols()`` and ``default_atols()``
+    for ``dtype``.  ``use_forward_train`` picks the mode of the numeric forward
+    passes.  ``grad_stype_dict`` may only name ``'default'`` storage.
+
+    Raises AssertionError naming the argument and the worst element when a
+    gradient is wrong, and (as MXNet) for a dtype other than the three floats or
+    a float16/float32 step below 1e-5; ValueError for a ``grad_nodes`` that is
+    not a list or dict, names an unknown argument or gives an invalid grad_req.
+    To check one operator's gradient rule without a symbol, use
+    :func:`check_op_numeric_gradient`.
     """
     from .symbol import Symbol
+    from .testing.symbolic_checks import check_symbol_numeric_gradient
 
-    if isinstance(sym_or_op, Symbol):
-        from .testing.symbolic_checks import check_symbol_numeric_gradient
+    if not isinstance(sym, Symbol):
+        raise TypeError(
+            f"check_numeric_gradient takes a Symbol (as MXNet's), got {type(sym).__name__}; "
+            f"to check one operator's gradient rule directly, call "
+            f"dagnet.test_utils.check_op_numeric_gradient(op, location, params)")
+    check_symbol_numeric_gradient(sym, location, aux_states, numeric_eps, rtol, atol, grad_nodes,
+                                  use_forward_train, ctx, grad_stype_dict, dtype)
 
-        check_symbol_numeric_gradient(sym_or_op, location, *args, **kwargs)
-    else:
-        _check_op_numeric_gradient(sym_or_op, location, *args, **kwargs)
 
-
-def _check_op_numeric_gradient(
+def check_op_numeric_gradient(
     op: Any,
     location: Sequence[Any] | Mapping[str, Any],
     params: Mapping[str, Any] | None = None,
@@ -257,7 +285,7 @@ def _check_op_numeric_gradient(
         unknown = [k for k in location if k not in names]
         if unknown:
             raise ValueError(
-                f"check_numeric_gradient: {op.name!r} has no input {unknown[0]!r}; "
+                f"check_op_numeric_gradient: {op.name!r} has no input {unknown[0]!r}; "
                 f"its inputs are {', '.join(names)}"
             )
         location = [location[n] for n in names]
@@ -321,7 +349,7 @@ def _check_op_numeric_gradient(
             )
         except AssertionError as error:
             raise AssertionError(
-                f"check_numeric_gradient({op.name!r}) failed for input {names[i]!r} "
+                f"check_op_numeric_gradient({op.name!r}) failed for input {names[i]!r} "
                 f"(dtype {dtype.name}, eps={eps:g}, seed={seed}; pass seed={seed} to reproduce):\n"
                 f"{error}\ninput {names[i]!r}:\n{inputs[i]}"
             ) from None

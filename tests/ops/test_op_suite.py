@@ -21,7 +21,7 @@ from dagnet.operator import (
     assign,
     elemwise_shape,
 )
-from dagnet.test_utils import assert_almost_equal, check_numeric_gradient
+from dagnet.test_utils import assert_almost_equal, check_op_numeric_gradient
 from dagnet.testing.op_suite import check_case, check_operator, missing_declarations
 
 
@@ -135,16 +135,16 @@ def test_missing_declarations_are_named():
     assert missing_declarations(op) == []
 
 
-def test_check_numeric_gradient_reports_input_and_seed(register):
+def test_check_op_numeric_gradient_reports_input_and_seed(register):
     register(*_cube_op(grad_factor=2.5))
     x = np.array([[0.5, -1.0], [1.5, 2.0]])
     with pytest.raises(AssertionError, match=r"input 'data'.*seed=7"):
-        check_numeric_gradient("cube_t", [x], {"k": 1.0}, seed=7)
+        check_op_numeric_gradient("cube_t", [x], {"k": 1.0}, seed=7)
 
 
-def test_check_numeric_gradient_passes_correct_rule(register):
+def test_check_op_numeric_gradient_passes_correct_rule(register):
     register(*_cube_op())
-    check_numeric_gradient("cube_t", {"data": np.array([[0.5, -1.0], [1.5, 2.0]])}, {"k": -2.0})
+    check_op_numeric_gradient("cube_t", {"data": np.array([[0.5, -1.0], [1.5, 2.0]])}, {"k": -2.0})
 
 
 def test_assert_almost_equal_names_worst_element():

@@ -4,7 +4,8 @@ and its gradients with central differences of its forward pass."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,8 @@ import numpy as np
 from ..context import Context
 
 __all__ = ["symbolic_forward", "symbolic_backward", "check_symbol_numeric_gradient"]
+
+_REQS = ("write", "add", "null")
 
 
 def _host(value: Any) -> np.ndarray:
@@ -108,63 +111,181 @@ def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rt
     return result
 
 
-def check_symbol_numeric_gradient(sym: Any, location: Any, aux_states: Any = None,
-                                  numeric_eps: float | None = None, rtol: float = 1e-2,
-                                  atol: float | None = None,
-                                  grad_nodes: Sequence[str] | Mapping[str, str] | None = None,
-                                  use_forward_train: bool = True, ctx: Context | None = None,
-                                  grad_stype_dict: Any = None, dtype: Any = np.float32) -> None:
-    """See :func:`dagnet.test_utils.check_numeric_gradient` (the symbol form).
+def check_symbol_numeric_gradient(sym: Any, location: Any, aux_states: Any, numeric_eps: Any,
+                                  rtol: Any, atol: Any, grad_nodes: Any,
+                                  use_forward_train: bool, ctx: Context | None,
+                                  grad_stype_dict: Any, dtype: Any) -> None:
+    """See :func:`dagnet.test_utils.check_numeric_gradient`.
 
-    The loss is the sum of every output times a fixed random head gradient;
-    the executor's gradients of it are compared with central differences,
-    one element at a time."""
-    from .. import ndarray
-    from ..test_utils import _EPS, assert_almost_equal
+    Every argument is converted to the symbol's ``dtype``; each output gets a
+    random projection (uniform in [0.1, 1.1), drawn from numpy's global
+    generator, as MXNet's) and the loss is the sum of every output times its
+    projection.  The backward pass of one forward pass in training mode gives
+    the gradients; the numeric side evaluates the loss at ``x - eps/2`` and
+    ``x + eps/2`` for every element ``x`` of every argument checked.
 
-    if grad_stype_dict and any(v != "default" for v in dict(grad_stype_dict).values()):
-        raise ValueError("check_numeric_gradient: dagnet arrays are dense; grad_stype_dict may "
-                         "only name 'default'")
-    dtype = np.dtype(dtype)
-    eps = numeric_eps if numeric_eps is not None else _EPS.get(dtype, 1e-6)
-    ctx, args, aux = _bind_inputs(sym, location, aux_states, ctx, dtype)
+    The symbol is bound once and run on the naive engine (when it is
+    installed): each element needs two small forward passes whose outputs are
+    read at once, and the naive engine runs them inline on this thread instead
+    of handing every step to a worker and waiting for it.  Only the element
+    being moved is written to the device array, so an element costs the same
+    however large its argument is.  The configured engine is back in place
+    when the check returns.
+    """
+    from .. import config, engine
+    from ..test_utils import assert_almost_equal, default_atols, default_numeric_eps, default_rtols
+
+    dtype = _float_dtype(dtype)
+    reqs = _grad_reqs(sym, grad_nodes)
+    if grad_stype_dict is not None:
+        if not isinstance(grad_stype_dict, Mapping):
+            raise AssertionError(f"check_numeric_gradient: grad_stype_dict must be a dict of "
+                                 f"argument name to storage type, got "
+                                 f"{type(grad_stype_dict).__name__}")
+        sparse = {k: v for k, v in grad_stype_dict.items() if v != "default"}
+        if sparse:
+            raise ValueError(f"check_numeric_gradient: dagnet arrays are dense; grad_stype_dict "
+                             f"may only name 'default', not {sparse}")
+    eps = _by_dtype(numeric_eps, default_numeric_eps(), dtype)
+    if dtype != np.float64 and eps < 1e-5:
+        raise AssertionError(f"check_numeric_gradient: numeric_eps={eps:g} is too small for "
+                             f"{dtype.name}: differences that small drown in rounding; use "
+                             f"numeric_eps >= 1e-5, or dtype=np.float64")
+    scope = config.set(engine="naive") if "naive" in engine.names() else contextlib.nullcontext()
+    with scope:
+        gradients = _gradients(sym, location, aux_states, ctx, dtype, reqs, eps,
+                               bool(use_forward_train))
+    rtol = _by_dtype(rtol, default_rtols(), dtype)
+    atol = _by_dtype(atol, default_atols(), dtype)
+    for name, (req, numeric, backward, initial) in gradients.items():
+        if req == "write":
+            pair = (numeric, backward)
+        elif req == "add":
+            pair = (numeric, backward - initial)
+        else:  # "null": the gradient array must be left as it was
+            pair = (initial, backward)
+        try:
+            assert_almost_equal(*pair, rtol=rtol, atol=atol,
+                                names=(f"numeric gradient of {name!r}" if req != "null"
+                                       else f"initial gradient of {name!r}",
+                                       f"backward gradient of {name!r}"))
+        except AssertionError as error:
+            raise AssertionError(
+                f"check_numeric_gradient: the gradient of argument {name!r} (grad_req={req!r}, "
+                f"dtype {dtype.name}, numeric_eps={eps:g}) is wrong; "
+                + ("the backward pass wrote to it although grad_req is 'null'"
+                   if req == "null" else
+                   "the backward pass disagrees with central differences of the forward pass")
+                + f":\n{error}") from None
+
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    """``dtype`` as one of the three float dtypes the check runs in (AssertionError else,
+    as MXNet)."""
+    try:
+        kind = np.dtype(dtype)
+    except TypeError:
+        kind = None
+    if kind not in (np.float16, np.float32, np.float64):
+        raise AssertionError(f"check_numeric_gradient: dtype must be np.float16, np.float32 or "
+                             f"np.float64, got {dtype!r}")
+    return kind
+
+
+def _by_dtype(value: Any, table: dict[np.dtype, float], dtype: np.dtype) -> float:
+    """A tolerance or step: ``value`` itself, its entry for ``dtype`` when it is a dict by
+    dtype, or the table's entry when it is None or lacks one (MXNet's ``get_tolerance``)."""
+    if value is None:
+        return table[dtype]
+    if isinstance(value, Mapping):
+        given = {np.dtype(k): v for k, v in value.items()}
+        return float(given.get(dtype, table[dtype]))
+    return float(value)
+
+
+def _grad_reqs(sym: Any, grad_nodes: Any) -> dict[str, str]:
+    """The arguments to check, with their ``grad_req``: every argument (``write``) when
+    ``grad_nodes`` is None, the names of a list or tuple (``write``), or a dict's."""
     names = sym.list_arguments()
     if grad_nodes is None:
         reqs = {n: "write" for n in names}
+    elif isinstance(grad_nodes, (list, tuple)):
+        reqs = {n: "write" for n in grad_nodes}
     elif isinstance(grad_nodes, Mapping):
         reqs = dict(grad_nodes)
     else:
-        reqs = {n: "write" for n in grad_nodes}
-    grads = {n: ndarray.zeros(args[n].shape, ctx=ctx, dtype=dtype) for n in reqs}
+        raise ValueError(f"check_numeric_gradient: grad_nodes must be None, a list of argument "
+                         f"names or a dict of name to grad_req, got {grad_nodes!r}")
+    unknown = [n for n in reqs if n not in names]
+    if unknown:
+        raise ValueError(f"check_numeric_gradient: grad_nodes names {', '.join(map(repr, unknown))}"
+                         f", which the symbol does not have; its arguments are "
+                         f"{', '.join(names) or 'none'}")
+    wrong = {n: r for n, r in reqs.items() if r not in _REQS}
+    if wrong:
+        raise ValueError(f"check_numeric_gradient: invalid grad_req {wrong}; each must be one "
+                         f"of {', '.join(_REQS)}")
+    return reqs
+
+
+def _gradients(sym: Any, location: Any, aux_states: Any, ctx: Context | None, dtype: np.dtype,
+               reqs: dict[str, str], eps: float,
+               train: bool) -> dict[str, tuple[str, np.ndarray | None, np.ndarray, np.ndarray]]:
+    """Bind ``sym`` once and compute, for every argument in ``reqs``, its numeric gradient
+    (None where ``grad_req`` is ``null``), its gradient array after one backward pass,
+    and that array's random start, by name with the ``grad_req``."""
+    from .. import ndarray
+
+    ctx, args, aux = _bind_inputs(sym, location, aux_states, ctx, dtype)
+    _, out_shapes, _ = sym.infer_shape(**{n: a.shape for n, a in args.items()})
+    projections = [(np.random.rand(*shape) + 0.1).astype(dtype) for shape in out_shapes]
+    initial = {n: np.random.normal(0, 0.01, size=args[n].shape).astype(dtype) for n in reqs}
+    grads = _ndarrays(initial, ctx, dtype)
+    aux_start = {n: a.asnumpy() for n, a in aux.items()}  # a training-mode pass may update them
     executor = sym.bind(ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux)
-    outputs = executor.forward(is_train=use_forward_train)
-    heads = [np.random.normal(size=o.shape).astype(dtype) for o in outputs]
-    executor.backward([ndarray.array(h, ctx=ctx, dtype=dtype) for h in heads])
-    analytic = {n: executor.grad_dict[n].asnumpy().astype(np.float64) for n in reqs}
-    base = {n: args[n].asnumpy() for n in reqs}
-
-    def loss() -> float:
-        outs = executor.forward(is_train=use_forward_train)
-        return sum(float(np.sum(o.asnumpy().astype(np.float64) * h)) for o, h in zip(outs, heads))
-
+    executor.forward(is_train=True)
+    executor.backward([ndarray.array(p, ctx=ctx, dtype=dtype) for p in projections])
+    backward = {n: grads[n].asnumpy().astype(np.float64) for n in reqs}
+    loss_change = _LossChange(executor, projections, aux_start, train)
+    result = {}
     for name, req in reqs.items():
-        if req == "null":
-            continue
-        values = base[name].copy()
-        numeric = np.zeros(values.shape, np.float64)
-        flat, out = values.reshape(-1), numeric.reshape(-1)
-        for j in range(flat.size):
-            original = flat[j]
-            sums = []
-            for shift in (eps, -eps):
-                flat[j] = original + shift
-                executor.arg_dict[name][:] = values
-                sums.append(loss())
-            flat[j] = original
-            out[j] = (sums[0] - sums[1]) / (2 * eps)
-        executor.arg_dict[name][:] = base[name]
-        assert_almost_equal(analytic[name], numeric, rtol=rtol,
-                            atol=atol if atol is not None else 1e-4,
-                            names=(f"analytic gradient of {name!r}",
-                                   f"numeric gradient of {name!r} (eps={eps:g}, "
-                                   f"dtype {dtype.name})"))
+        numeric = None if req == "null" else loss_change.central_differences(name, eps)
+        result[name] = (req, numeric, backward[name], initial[name].astype(np.float64))
+    return result
+
+
+class _LossChange:
+    """The change of the projected loss when one element of one argument moves, from
+    one bound executor (its arguments, and auxiliary states, restored after each)."""
+
+    def __init__(self, executor: Any, projections: list[np.ndarray],
+                 aux_start: dict[str, np.ndarray], train: bool):
+        self._executor = executor
+        self._projections = [p.astype(np.float64).reshape(-1) for p in projections]
+        self._aux = [(executor.aux_dict[n], v) for n, v in aux_start.items()]
+        self._train = train
+
+    def _outputs(self) -> list[np.ndarray]:
+        for array, start in self._aux:
+            array[:] = start
+        return [o.asnumpy().reshape(-1) for o in self._executor.forward(is_train=self._train)]
+
+    def central_differences(self, name: str, eps: float) -> np.ndarray:
+        """d loss / d x for every element x of argument ``name``: the loss at x + eps/2
+        minus the loss at x - eps/2, over eps, the outputs subtracted before they are
+        projected (so equal parts cancel exactly)."""
+        target = self._executor.arg_dict[name]
+        flat_target = target.reshape(-1)
+        values = target.asnumpy().reshape(-1)
+        dtype = values.dtype.type
+        half = eps / 2
+        numeric = np.empty(values.size, np.float64)
+        for j, value in enumerate(values.tolist()):
+            flat_target[j] = dtype(value + half)
+            plus = self._outputs()
+            flat_target[j] = dtype(value - half)
+            minus = self._outputs()
+            flat_target[j] = values[j]
+            numeric[j] = sum(float(np.dot(np.subtract(p, m, dtype=np.float64), w))
+                             for p, m, w in zip(plus, minus, self._projections)) / eps
+        return numeric.reshape(target.shape)
