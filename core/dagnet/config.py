@@ -73,8 +73,9 @@ _KEYS: dict[str, Key] = {
             "and inner buffers reused once their last reader ran; off gives every buffer its "
             "own block (same results, more memory)"),
         Key("exec_bulk_size", int, 15,
-            "executors push a chain of up to this many nodes as one engine operation "
-            "(MXNet's bulk execution); 1 pushes every node on its own", _positive),
+            "executors push a chain of up to this many nodes, and autograd's backward pass "
+            "up to this many backward operators, as one engine operation (MXNet's bulk "
+            "execution); 1 pushes every node on its own", _positive),
         Key("autoload_plugins", bool, True,
             "load plugins from the 'dagnet' entry points (DAGNET_DISABLE_PLUGIN_AUTOLOAD=1 "
             "turns it off as well)"),

@@ -13,8 +13,8 @@ of up to ``exec_bulk_size`` nodes, like MXNet's bulk execution.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -24,11 +24,14 @@ from ..engine import FnProperty
 from ..ndarray import NDArray, new_array, push_copy, wrap_chunk
 from ..operator import OpReqType
 from ..runtime import (
+    EngineFunction,
+    bulk_function,
     current_engine,
     kernel_function,
     new_chunk,
     request_resources,
     stream_scope,
+    unique_vars,
 )
 from ._graph import COPY, INNER, OP, ZERO, Graph
 from ._plan import Plan, plan_memory
@@ -126,7 +129,7 @@ class Executor:
             self._operators[key] = program
         return program
 
-    def _step_function(self, index: int, step: Any, is_train: bool) -> _StepFunction:
+    def _step_function(self, index: int, step: Any, is_train: bool) -> EngineFunction:
         arrays, dev = self._arrays, self._dev
         ins = [arrays[b]._xp() for b in step.inputs]
         outs = [arrays[b]._xp() for b in step.outputs]
@@ -140,11 +143,11 @@ class Executor:
                                  requested, dev.xp, ins, reqs, outs)
         else:
             fn = _helper_fn(step.kind, ins, outs)
-        writes = _unique(writes)
+        writes = unique_vars(writes)
         written = {id(v) for v in writes}
-        reads = [v for v in _unique([arrays[b]._chunk.var for b in step.inputs])
+        reads = [v for v in unique_vars([arrays[b]._chunk.var for b in step.inputs])
                  if id(v) not in written]
-        return _StepFunction(fn, reads, writes, step.name)
+        return EngineFunction(fn, reads, writes, step.name)
 
     # -- running -----------------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
@@ -357,23 +360,14 @@ class Executor:
                 f"{len(self._graph.steps) - self._graph.num_forward} backward steps>")
 
 
-class _StepFunction(NamedTuple):
-    """One step ready to push: its function, the variables it reads and writes, its name."""
-
-    fn: Callable[[Any], None]
-    reads: list[Any]
-    writes: list[Any]
-    name: str
-
-
-def _chains(functions: list[_StepFunction], bulk: int) -> list[list[_StepFunction]]:
+def _chains(functions: list[EngineFunction], bulk: int) -> list[list[EngineFunction]]:
     """Consecutive steps grouped into chains of at most ``bulk``: a step joins the
     current group when it depends on the group's last step (reads or, computing in
     place, writes a variable that step writes), so it could not run beside it, and
     that step feeds no other step (after a fork the branches get groups of their
     own, which the engine can run at the same time)."""
     fans = _fan_out(functions)
-    groups: list[list[_StepFunction]] = []
+    groups: list[list[EngineFunction]] = []
     for index, function in enumerate(functions):
         if groups and len(groups[-1]) < bulk and fans[index - 1] <= 1:
             written = {id(v) for v in groups[-1][-1].writes}
@@ -384,7 +378,7 @@ def _chains(functions: list[_StepFunction], bulk: int) -> list[list[_StepFunctio
     return groups
 
 
-def _fan_out(functions: list[_StepFunction]) -> list[int]:
+def _fan_out(functions: list[EngineFunction]) -> list[int]:
     """Per step, how many later steps use what it writes before that is written again
     (the most over its variables): more than one means the step forks the graph."""
     fans = [0] * len(functions)
@@ -404,38 +398,11 @@ def _fan_out(functions: list[_StepFunction]) -> list[int]:
     return fans
 
 
-def _bulked_operator(eng: Any, segment: list[_StepFunction]) -> Any:
-    """One engine operator running ``segment``'s steps in order.  It writes what any
-    step writes and reads what a step reads and no step writes; a failure names the
-    step that raised."""
-    if len(segment) == 1:
-        only = segment[0]
-        return eng.new_operator(only.fn, only.reads, only.writes, _NORMAL, only.name)
-    writes = _unique([v for f in segment for v in f.writes])
-    written = {id(v) for v in writes}
-    reads = [v for v in _unique([v for f in segment for v in f.reads]) if id(v) not in written]
-    steps = [(f.fn, f.name) for f in segment]
-
-    def run(run_ctx: Any) -> None:
-        for fn, name in steps:
-            try:
-                fn(run_ctx)
-            except Exception as error:
-                error.add_note(f"raised by executor node {name!r}")
-                raise
-
-    name = f"{segment[0].name}..{segment[-1].name} ({len(segment)} nodes)"
-    return eng.new_operator(run, reads, writes, _NORMAL, name)
-
-
-def _unique(variables: Sequence[Any]) -> list[Any]:
-    seen: set[int] = set()
-    result = []
-    for var in variables:
-        if id(var) not in seen:
-            seen.add(id(var))
-            result.append(var)
-    return result
+def _bulked_operator(eng: Any, segment: list[EngineFunction]) -> Any:
+    """One engine operator running ``segment``'s steps in order (see
+    :func:`dagnet.runtime.bulk_function`)."""
+    bulk = bulk_function(segment, "node")
+    return eng.new_operator(bulk.fn, bulk.reads, bulk.writes, _NORMAL, bulk.name)
 
 
 def _helper_fn(kind: str, ins: list, outs: list) -> Callable[[Any], None]:

@@ -7,11 +7,13 @@ variable ordering its uses (:func:`new_chunk`) -- the engine's stream around
 device work (:func:`stream_scope`), the per-thread training and recording
 mode with the recorder's hooks, the recorded-graph leaves (:class:`Variable`)
 and the one function that runs a kernel on device arrays
-(:func:`kernel_function`, with :func:`request_resources`).
+(:func:`kernel_function`, with :func:`request_resources`), and bulk execution
+(:func:`bulk_function`: several engine functions pushed as one).
 """
 
 from __future__ import annotations
 
+from ._bulk import EngineFunction, bulk_function, unique_vars
 from ._chunk import Chunk, current_engine, flush_graveyard, new_chunk
 from ._device import Device, device_of
 from ._kernel import kernel_function, request_resources
@@ -38,7 +40,8 @@ from ._tape import (
 )
 
 __all__ = [
-    "AutogradError", "Chunk", "Device", "GRAD_REQS", "Variable", "check_write",
+    "AutogradError", "Chunk", "Device", "EngineFunction", "GRAD_REQS", "Variable",
+    "bulk_function", "check_write", "unique_vars",
     "current_engine", "device_of", "entry_of", "flush_graveyard", "forget_chunk", "hooks",
     "in_graph", "install_recorder", "is_recording", "is_training", "kernel_function",
     "mark_variable", "mode", "new_chunk", "remember_chunk", "request_resources",
