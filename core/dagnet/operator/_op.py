@@ -50,8 +50,8 @@ class OpContext:
     """What a compute function receives besides its arrays (MXNet's ``OpContext``).
 
     ``is_train``: training mode; ``run_ctx``: the engine's RunContext (device,
-    stream); ``requested``: the resources the op asked for, in order;
-    ``xp``: the array module of the device.
+    stream); ``requested``: the resources the op asked for, in order (a sequence
+    the kernel reads, not changes); ``xp``: the array module of the device.
     """
 
     __slots__ = ("is_train", "run_ctx", "requested", "xp")
@@ -59,7 +59,7 @@ class OpContext:
     def __init__(self, is_train: bool, run_ctx: Any, requested: Sequence[Any], xp: Any):
         self.is_train = is_train
         self.run_ctx = run_ctx
-        self.requested = list(requested)
+        self.requested = requested
         self.xp = xp
 
     @property
