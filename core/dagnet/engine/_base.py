@@ -188,13 +188,17 @@ class Operator:
         return f"<Operator {self.name!r}{' (deleted)' if self.deleted else ''}>"
 
 
-_running = threading.local()
+class _Running(threading.local):
+    block: Block | None = None  # a class default: reading it never raises inside
+
+
+_running = _Running()
 _CPU = cpu()
 
 
 def current_block() -> Block | None:
     """The function this thread is running for an engine, if any."""
-    return getattr(_running, "block", None)
+    return _running.block
 
 
 def _unique(variables: Iterable[Var] | None, what: str) -> tuple:
@@ -379,18 +383,26 @@ class Engine(abc.ABC):
 
     @staticmethod
     def _normalize(const_vars: Iterable[Var], mutate_vars: Iterable[Var]) -> tuple[tuple, tuple]:
-        if mutate_vars.__class__ in (list, tuple) and len(mutate_vars) < 2:
+        kind = mutate_vars.__class__
+        if (kind is list or kind is tuple) and len(mutate_vars) < 2:
             writes = tuple(mutate_vars)
         else:
             writes = _unique(mutate_vars, "mutate_vars")
         if not const_vars:
             return (), writes
-        if const_vars.__class__ in (list, tuple) and len(const_vars) <= 2:
-            # The common one- and two-input operator, without building a dict.
-            if len(const_vars) == 1 or const_vars[0] is const_vars[1]:
+        kind = const_vars.__class__
+        if kind is list or kind is tuple:
+            # The common one- and two-input operator, without building a dict
+            # or running a generator.
+            count = len(const_vars)
+            if count == 1:
                 first = const_vars[0]
                 return (() if first in writes else (first,)), writes
-            return tuple(v for v in const_vars if v not in writes), writes
+            if count == 2:
+                first, second = const_vars
+                if first is second or second in writes:
+                    return (() if first in writes else (first,)), writes
+                return ((second,) if first in writes else (first, second)), writes
         reads = tuple(v for v in _unique(const_vars, "const_vars") if v not in writes)
         return reads, writes
 
@@ -425,8 +437,9 @@ class Engine(abc.ABC):
                 var._failure = failure
             done(block)
             return
-        previous = getattr(_running, "block", None)
-        _running.block = block
+        running = _running
+        previous = running.block
+        running.block = block
         try:
             if block.is_async:
                 self._start_async(block, run_ctx, done)
@@ -437,7 +450,7 @@ class Engine(abc.ABC):
         except BaseException as error:  # SystemExit in a worker must not lose the block
             self._fail(block, error)
         finally:
-            _running.block = previous
+            running.block = previous
         if not block.is_async:
             done(block)
 

@@ -57,17 +57,24 @@ class WorkerPool:
         run_ctxs: dict[Context, Any] = {}
         get = self._queue.get
         run = self._run
+        last_ctx = last_run_ctx = None  # most blocks come with the same Context object
         while True:
             block = get()
             if block is None:
                 return
-            run_ctx = run_ctxs.get(block.ctx)
+            ctx = block.ctx
+            if ctx is last_ctx:
+                run(block, last_run_ctx, None)
+                continue
+            run_ctx = run_ctxs.get(ctx)
             error = None
             if run_ctx is None:
                 try:
-                    run_ctx = run_ctxs[block.ctx] = self._make_run_ctx(block.ctx)
+                    run_ctx = run_ctxs[ctx] = self._make_run_ctx(ctx)
                 except Exception as exc:  # e.g. no backend for the device: the block fails
                     error = exc
+            if error is None:
+                last_ctx, last_run_ctx = ctx, run_ctx
             run(block, run_ctx, error)
 
     def stop(self, deadline: float | None = None) -> None:
