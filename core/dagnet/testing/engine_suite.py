@@ -518,6 +518,51 @@ class EngineConformance:
                 assert mine == sorted(mine), f"thread {thread}'s pushes to var {k} ran out of order"
                 assert mine == [i for i in range(per_thread) if (thread + i) % num_vars == k]
 
+    def test_many_pushes_from_inside_a_function(self, dagnet_engine: Engine) -> None:
+        """A function may push any number of functions that wait for it: the
+        bound on how far pushes run ahead of the workers never blocks a push
+        made inside a function."""
+        var = dagnet_engine.new_var()
+        ran: list[int] = []
+
+        def fan_out(run_ctx: RunContext) -> None:
+            for i in range(300):
+                dagnet_engine.push_sync(lambda rc, i=i: ran.append(i), const_vars=[var],
+                                        mutate_vars=[dagnet_engine.new_var()])
+
+        def scenario() -> None:
+            dagnet_engine.push_sync(fan_out, mutate_vars=[var])
+            dagnet_engine.wait_for_all(timeout=GUARD)
+
+        _within(scenario, "300 pushes from inside a function")
+        assert sorted(ran) == list(range(300))
+
+    def test_many_pushes_waiting_for_the_pushing_thread(self, dagnet_engine: Engine) -> None:
+        """A thread may push any number of functions that wait for an async
+        function it completes only afterwards: pushes that run ahead of the
+        workers are slowed at most, never deadlocked."""
+        var = dagnet_engine.new_var()
+        ran: list[int] = []
+        pending_op, started, complete = _pending_op()
+        # From a thread: the naive engine's push itself waits for on_complete.
+        pusher = threading.Thread(
+            target=lambda: dagnet_engine.push_async(pending_op, mutate_vars=[var]), daemon=True)
+        pusher.start()
+
+        def scenario() -> None:
+            try:
+                assert started.wait(GUARD), "pending_op never started"
+                for i in range(300):
+                    dagnet_engine.push_sync(lambda rc, i=i: ran.append(i), const_vars=[var],
+                                            mutate_vars=[dagnet_engine.new_var()])
+            finally:
+                complete()
+            dagnet_engine.wait_for_all(timeout=GUARD)
+
+        _within(scenario, "300 pushes waiting for the pushing thread")
+        pusher.join(GUARD)
+        assert sorted(ran) == list(range(300))
+
     # -- 3. failures -------------------------------------------------------------
 
     def test_failure_propagates_and_is_raised_once(self, dagnet_engine: Engine) -> None:
