@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from dagnet._errors import ShapeError
+from dagnet import ShapeError
 from dagnet.operator import merge_dtype, merge_shape
 
 __all__ = [

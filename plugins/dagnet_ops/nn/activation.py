@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from dagnet._errors import ShapeError
+from dagnet import ShapeError
 from dagnet.operator import (
     REQUIRED,
     XP,

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from dagnet._errors import ShapeError
+from dagnet import ShapeError
 from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, Shape, assign
 
 from ._common import set_shape, spatial

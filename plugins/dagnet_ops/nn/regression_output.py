@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dagnet._errors import ShapeError
+from dagnet import ShapeError
 from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, assign
 
 from ._common import data_type, set_shape

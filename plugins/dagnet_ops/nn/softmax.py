@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dagnet._errors import ShapeError
+from dagnet import ShapeError
 from dagnet.operator import (
     XP,
     Case,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dagnet._errors import ParamError, ShapeError
+from dagnet import ParamError, ShapeError
 from dagnet.operator import (
     XP,
     Case,
