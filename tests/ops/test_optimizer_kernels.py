@@ -11,6 +11,7 @@ import pytest
 
 from dagnet.operator import NoGradient, OpContext, OpReqType
 from dagnet_ops.optimizer import adam, sgd
+from dagnet_ops.optimizer._common import BLOCK
 
 OPS = {op.name: op for module in (sgd, adam) for op in module.OPS}
 
@@ -21,12 +22,13 @@ VAR = [0.01, 0.2, 0.3, 0.05]
 CLIPPED = {"wd": 0.2, "rescale_grad": 0.5, "clip_gradient": 0.6}
 
 
-def update(name, params, states=(), *, in_place=True, dtype=np.float64):
-    """Run ``name`` on WEIGHT and GRAD; returns (output, weight, states) after the call."""
+def update(name, params, states=(), *, in_place=True, dtype=np.float64, repeat=1):
+    """Run ``name`` on WEIGHT and GRAD (each tiled ``repeat`` times); returns (output,
+    weight, states) after the call."""
     op = OPS[name]
     attrs = op.parse_params(params)
-    weight = np.array(WEIGHT, dtype)
-    arrays = [weight, np.array(GRAD, dtype)] + [np.array(s, dtype) for s in states]
+    weight = np.tile(np.array(WEIGHT, dtype), repeat)
+    arrays = [weight] + [np.tile(np.array(a, dtype), repeat) for a in (GRAD, *states)]
     out = weight if in_place else np.zeros_like(weight)
     req = OpReqType.INPLACE if in_place else OpReqType.WRITE
     op.kernel_for("cpu")(attrs, OpContext(True, None, [], np), arrays, [req], [out])
@@ -76,6 +78,24 @@ def test_writing_to_another_array_leaves_the_weight_alone(name, states):
     out, weight, _ = update(name, params, states, in_place=False)
     np.testing.assert_allclose(out, in_place)
     np.testing.assert_array_equal(weight, WEIGHT)
+
+
+@pytest.mark.parametrize("name, states", [("sgd_update", []), ("sgd_mom_update", [MOM]),
+                                          ("adam_update", [MOM, VAR])])
+@pytest.mark.parametrize("in_place", [True, False])
+def test_arrays_of_several_blocks_update_as_small_ones(name, states, in_place):
+    """Updates run block by block over large arrays; every block, the short last one
+    included, must get what the whole small array gets."""
+    params = {"lr": 0.1, "momentum": 0.9, **CLIPPED} if name == "sgd_mom_update" else \
+        {"lr": 0.1, **CLIPPED}
+    repeat = 2 * BLOCK // len(WEIGHT) + 1  # two whole blocks and a short one
+    small_out, _, small_states = update(name, params, states, in_place=in_place)
+    out, weight, big_states = update(name, params, states, in_place=in_place, repeat=repeat)
+    np.testing.assert_array_equal(out, np.tile(small_out, repeat))
+    if not in_place:
+        np.testing.assert_array_equal(weight, np.tile(WEIGHT, repeat))
+    for big, small in zip(big_states, small_states):
+        np.testing.assert_array_equal(big, np.tile(small, repeat))
 
 
 def test_float32_updates_stay_float32():

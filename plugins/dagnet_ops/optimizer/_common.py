@@ -3,7 +3,8 @@ and shape/type rules, and a conformance-suite domain."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,12 @@ from dagnet.operator import (
 
 from ..nn._sampling import Draw
 
-__all__ = ["UpdateParam", "clip", "descent_step", "reference_gradient", "update_op"]
+__all__ = ["UpdateParam", "blocks", "clip", "descent_step", "reference_gradient", "update_op"]
+
+# Elements per block (256 KiB of float32): a block of every operand and the block-sized
+# temporaries fit in a core's L2 cache together, so an update whose arrays do not fit
+# still streams each array through memory about once.
+BLOCK = 1 << 16
 
 
 class UpdateParam(Params):
@@ -32,6 +38,25 @@ class UpdateParam(Params):
                                        "a negative value turns clipping off")
     lazy_update = Field(bool, True, "accepted for MXNet compatibility (for row-sparse gradients; "
                                     "dense updates are always complete)")
+
+
+def blocks(xp: Any, *arrays: Any) -> Iterator[tuple]:
+    """Matching flat slices of ``BLOCK`` elements of same-shape arrays, views that write
+    through; on numpy only, and only where every array is C-contiguous (one tuple of the
+    arrays themselves otherwise, as for arrays of one block: a GPU gains nothing from
+    blocking).
+
+    An elementwise update run block by block keeps its temporaries in the cache instead
+    of writing and reading back whole-array temporaries.
+    """
+    shape = arrays[0].shape
+    if xp is not np or arrays[0].size <= BLOCK or \
+            not all(a.shape == shape and a.flags.c_contiguous for a in arrays):
+        yield arrays
+        return
+    flat = [a.reshape(-1) for a in arrays]
+    for start in range(0, flat[0].size, BLOCK):
+        yield tuple(f[start:start + BLOCK] for f in flat)
 
 
 def clip(xp, grad, bound):

@@ -7,7 +7,7 @@ import numpy as np
 
 from dagnet.operator import Field, assign
 
-from ._common import UpdateParam, clip, update_op
+from ._common import UpdateParam, blocks, clip, update_op
 
 __all__ = ["OPS"]
 
@@ -20,12 +20,12 @@ class AdamParam(UpdateParam):
 
 def _adam(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
-    weight, grad, mean, var = inputs
-    # Unlike SGD, weight decay joins the gradient before clipping (as MXNet).
-    g = clip(xp, grad * attrs.rescale_grad + attrs.wd * weight, attrs.clip_gradient)
-    mean[...] = attrs.beta1 * mean + (1 - attrs.beta1) * g
-    var[...] = attrs.beta2 * var + (1 - attrs.beta2) * g * g
-    assign(outputs[0], req[0], weight - attrs.lr * mean / (xp.sqrt(var) + attrs.epsilon))
+    for weight, grad, mean, var, out in blocks(xp, *inputs, outputs[0]):
+        # Unlike SGD, weight decay joins the gradient before clipping (as MXNet).
+        g = clip(xp, grad * attrs.rescale_grad + attrs.wd * weight, attrs.clip_gradient)
+        mean[...] = attrs.beta1 * mean + (1 - attrs.beta1) * g
+        var[...] = attrs.beta2 * var + (1 - attrs.beta2) * g * g
+        assign(out, req[0], weight - attrs.lr * mean / (xp.sqrt(var) + attrs.epsilon))
 
 
 def _reference(params, weight, grad, mean, var):

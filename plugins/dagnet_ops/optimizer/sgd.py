@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dagnet.operator import Field, OpReqType, assign
 
-from ._common import UpdateParam, descent_step, reference_gradient, update_op
+from ._common import UpdateParam, blocks, descent_step, reference_gradient, update_op
 
 __all__ = ["OPS"]
 
 
 def _sgd(attrs, ctx, inputs, req, outputs):
-    weight, grad = inputs
-    step = descent_step(ctx.xp, attrs, weight, grad)
-    _write(ctx.xp, outputs[0], req[0], weight, step, ctx.xp.subtract)
+    xp = ctx.xp
+    for weight, grad, out in blocks(xp, *inputs, outputs[0]):
+        _write(xp, out, req[0], weight, descent_step(xp, attrs, weight, grad), xp.subtract)
 
 
 def _write(xp, out, req, weight, step, combine):
@@ -34,11 +34,12 @@ class SGDMomParam(UpdateParam):
 
 
 def _sgd_mom(attrs, ctx, inputs, req, outputs):
-    weight, grad, mom = inputs
-    step = descent_step(ctx.xp, attrs, weight, grad)
-    mom *= attrs.momentum
-    mom -= step
-    _write(ctx.xp, outputs[0], req[0], weight, mom, ctx.xp.add)
+    xp = ctx.xp
+    for weight, grad, mom, out in blocks(xp, *inputs, outputs[0]):
+        step = descent_step(xp, attrs, weight, grad)
+        mom *= attrs.momentum
+        mom -= step
+        _write(xp, out, req[0], weight, mom, xp.add)
 
 
 def _sgd_mom_reference(params, weight, grad, mom):
