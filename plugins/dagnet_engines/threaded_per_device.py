@@ -12,6 +12,7 @@ from .threaded import worker_count
 
 __all__ = ["ThreadedPerDeviceEngine"]
 
+_NORMAL = FnProperty.NORMAL
 _LANES = {
     FnProperty.COPY_FROM_GPU: "copy_from_gpu",
     FnProperty.COPY_TO_GPU: "copy_to_gpu",
@@ -37,15 +38,31 @@ class ThreadedPerDeviceEngine(TrackedEngine):
         super().__init__()
         self._pools: dict[tuple[Context, str], WorkerPool] = {}
         self._pools_lock = threading.Lock()
+        # id(ctx) -> (ctx, its compute pool): ordinary work finds its lane
+        # without hashing an enum and a Context (Python-level hashes).
+        self._compute: dict[int, tuple[Context, WorkerPool]] = {}
 
     def _dispatch(self, block: Block) -> None:
+        ctx = block.ctx
+        if block.prop is _NORMAL and block.priority <= 0:
+            known = self._compute.get(id(ctx))
+            if known is not None and known[0] is ctx:
+                known[1].submit(block)
+                return
         lane = _LANES.get(block.prop, "compute")
         if block.priority > 0 and lane == "compute":
             lane = "priority"
-        key = (block.ctx, lane)
+        key = (ctx, lane)
         pool = self._pools.get(key)
         if pool is None:
             pool = self._make_pool(key)
+        if block.prop is _NORMAL and lane == "compute":
+            # Under the tracker lock (as every _dispatch): one writer.  The
+            # entry holds ctx, so its id is not reused while it is cached;
+            # bounded, for code that makes a new Context per push.
+            if len(self._compute) >= 64:
+                self._compute.clear()
+            self._compute[id(ctx)] = (ctx, pool)
         pool.submit(block)
 
     def _make_pool(self, key: tuple[Context, str]) -> WorkerPool:
@@ -77,3 +94,4 @@ class ThreadedPerDeviceEngine(TrackedEngine):
         super()._after_fork_in_child()
         self._pools_lock = threading.Lock()
         self._pools = {}
+        self._compute = {}

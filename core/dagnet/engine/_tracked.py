@@ -54,6 +54,7 @@ class TrackedEngine(Engine):
         self._retired = 0  # functions finished so far
         self._stalled_at = -1  # _retired when a throttled push last saw nothing finish
         self._ahead = self.max_pending  # the bound now: see max_pending
+        self._done = self._complete  # bound once: it is passed for every function run
 
     max_pending: int = 16
     """How far a pushing thread may run ahead of the workers.
@@ -272,7 +273,7 @@ class TrackedEngine(Engine):
             self._fail(block, error)
             self._complete(block)
         else:
-            self._execute(block, run_ctx, self._complete)
+            self._execute(block, run_ctx, self._done)
 
     @abc.abstractmethod
     def _dispatch(self, block: Block) -> None:
