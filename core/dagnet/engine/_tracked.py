@@ -68,8 +68,8 @@ class TrackedEngine(Engine):
     between pusher and workers once per many functions.  While functions
     take microseconds each (then the backlog is cheap, and the trades are
     what costs), the bound doubles at each wait, up to 8 times this; the
-    first wait that finds them slower, or the engine running out of work,
-    sets it back.
+    first wait that finds them slower, or a wait_for_var or wait_for_all
+    (the work after it may be different), sets it back.
     """
 
     max_throttle: float = 0.05
@@ -206,13 +206,15 @@ class TrackedEngine(Engine):
             block.lingers = 2
         ready: list[Block] = []
         for var in block.reads:
-            var._granted.remove(block)
-            if not var._granted:
+            granted = var._granted
+            granted.remove(block)
+            if not granted and var._pending:
                 self._grant(var, ready)
         for var in block.writes:
             var._granted.remove(block)
             var._write_granted = False
-            self._grant(var, ready)
+            if var._pending:
+                self._grant(var, ready)
         if not block.lingers:
             self._retire(block)
         for next_block in ready:
@@ -226,12 +228,10 @@ class TrackedEngine(Engine):
             for event in self._throttled:
                 event.set()
             self._throttled.clear()
-        if not active:
-            self._ahead = self.max_pending  # the next work may be slower: learn again
-            if self._idle_waiters:
-                for event in self._idle_waiters:
-                    event.set()
-                self._idle_waiters.clear()
+        if not active and self._idle_waiters:
+            for event in self._idle_waiters:
+                event.set()
+            self._idle_waiters.clear()
 
     @staticmethod
     def _grant(var: Var, ready: list[Block]) -> None:
@@ -285,6 +285,7 @@ class TrackedEngine(Engine):
     # -- waiting ---------------------------------------------------------------
     def _wait_var(self, var: Var, timeout: float | None) -> None:
         inside = current_block()
+        self._ahead = self.max_pending
         if inside is not None:
             reason = self._ask(lambda: self._deadlock_reason(var, inside))
             if reason:
@@ -324,6 +325,7 @@ class TrackedEngine(Engine):
 
     def _wait_all(self, timeout: float | None) -> None:
         inside = current_block()
+        self._ahead = self.max_pending
         if inside is not None:
             others = self._ask(lambda: [b.name for b in self._active if b is not inside])
             if others:
