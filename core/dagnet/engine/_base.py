@@ -112,16 +112,22 @@ class Var:
     """
 
     __slots__ = (
-        "name", "_pending", "_granted", "_write_granted", "_failure", "_deleted",
+        "_name", "_number", "_pending", "_granted", "_write_granted", "_failure", "_deleted",
     )
 
     def __init__(self, name: str | None = None):
-        self.name = name if name is not None else f"var{next(_var_ids)}"
+        self._name = name
+        self._number = next(_var_ids)  # the default name is formatted only when asked for
         self._pending: deque[tuple[Block, bool]] = deque()
         self._granted: list[Block] = []  # functions currently allowed to use the variable
         self._write_granted = False
         self._failure: Failure | None = None
         self._deleted = False
+
+    @property
+    def name(self) -> str:
+        """The name given to :meth:`Engine.new_var`, or ``var<number>``."""
+        return self._name if self._name is not None else f"var{self._number}"
 
     @property
     def failure(self) -> Failure | None:
