@@ -264,9 +264,11 @@ class Engine(abc.ABC):
     (``naive`` runs inline) and is thread-safe; a function's exception is
     attached to the variables it mutates, dependents are skipped and inherit
     it, and it is raised once, as :class:`OperatorFailedError` naming the
-    operator, at the next wait on an affected variable or at
-    :meth:`wait_for_all`; a wait from inside an engine function completes or
-    raises at once; waits take a timeout.
+    operator (a ``KeyboardInterrupt`` or ``SystemExit`` as itself), at the
+    next wait on an affected variable or at :meth:`wait_for_all`; a wait from
+    inside an engine function completes or raises at once; waits take a
+    timeout, and Ctrl-C interrupts them with a message naming what was
+    pending; interpreter exit waits at most :attr:`exit_timeout`.
     """
 
     name = "engine"
