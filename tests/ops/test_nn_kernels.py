@@ -605,6 +605,28 @@ def test_batch_norm_training_gradient_is_the_derivative_of_the_training_forward(
                                    rtol=1e-5, atol=1e-7, err_msg=f"input {index}")
 
 
+@pytest.mark.parametrize("data_shape, flatten", [((1, 2, 256), True), ((8, 2, 256), True),
+                                                 ((2, 4, 512), False), ((33, 512), True)])
+@pytest.mark.parametrize("no_bias", [False, True])
+@pytest.mark.parametrize("req", [OpReqType.WRITE, OpReqType.ADD])
+def test_fully_connected_forward_with_a_large_weight(data_shape, flatten, no_bias, req):
+    """A large weight and few rows take another form of the product (W X^T); any number
+    of rows, every layout and both write modes must give X W^T + b, in float32."""
+    params = {"num_hidden": 512, "no_bias": no_bias, "flatten": flatten}
+    x = det(data_shape, 0.3, dtype=np.float32)
+    weight, bias = det((512, 512), 0.7, 0.05, dtype=np.float32), det((512,), 1.1, dtype=np.float32)
+    inputs = [x, weight] if no_bias else [x, weight, bias]
+    out_shape = (data_shape[0], 512) if flatten else (*data_shape[:-1], 512)
+    out = np.full(out_shape, 0.5, np.float32)
+    op = OPS["FullyConnected"]
+    op.kernel_for("cpu")(op.parse_params(params), OpContext(False, None, [], np), inputs, [req],
+                         [out])
+    rows = x.reshape(-1, 512).astype(np.float64)
+    expected = rows @ weight.T.astype(np.float64) + (0 if no_bias else bias)
+    expected = expected.reshape(out_shape) + (0.5 if req is OpReqType.ADD else 0)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
 def test_batch_norm_updates_moving_statistics_only_in_training():
     x = det((4, 3), 0.5, 2.0)
     mean, var = np.zeros(3), np.ones(3)

@@ -65,34 +65,58 @@ def _as_matrix(attrs, x):
     return x.reshape(x.shape[0], -1) if attrs.flatten else x.reshape(-1, x.shape[-1])
 
 
+# OpenBLAS multiplies a few rows by a large transposed weight, X W^T, about twice as
+# slowly as it computes the same product as W X^T (batch 8, 784x512 weight: 200 against
+# 110 us); from 64 rows on the two run alike.  The forward takes the second form on
+# numpy for at most _FEW_ROWS rows and a weight of at least _LARGE_WEIGHT elements.
+_FEW_ROWS = 32
+_LARGE_WEIGHT = 1 << 17
+
+
 def _product(xp, out, req, a, b):
     """``out (req) a @ b``; a write goes straight into ``out`` (a matrix view of it)
     instead of through a temporary and a copy."""
-    if req is OpReqType.WRITE and out.flags.c_contiguous:
+    if req is OpReqType.NULL:
+        return
+    if req is not OpReqType.ADD and out.flags.c_contiguous:
         xp.matmul(a, b, out=out.reshape(a.shape[0], b.shape[1]))
     else:
         assign(out, req, (a @ b).reshape(out.shape))
 
 
 def _forward(attrs, ctx, inputs, req, outputs):
-    y = outputs[0]
-    _product(ctx.xp, y, req[0], _as_matrix(attrs, inputs[0]), inputs[1].T)
-    if not attrs.no_bias and req[0] is not OpReqType.NULL:
-        y += inputs[2]  # onto the product just written or added
+    xp, x, w, y = ctx.xp, _as_matrix(attrs, inputs[0]), inputs[1], outputs[0]
+    bias = None if attrs.no_bias else inputs[2]
+    if req[0] is OpReqType.NULL:
+        return
+    if req[0] is OpReqType.ADD or not y.flags.c_contiguous:
+        _product(xp, y, req[0], x, w.T)
+        if bias is not None:
+            y += bias  # onto the product just written or added
+    else:
+        y = y.reshape(x.shape[0], w.shape[0])
+        if xp is np and x.shape[0] <= _FEW_ROWS and w.size >= _LARGE_WEIGHT:
+            yt = xp.matmul(w, x.T).T  # the transposed copy rides on the bias add
+            if bias is None:
+                y[...] = yt
+            else:
+                xp.add(yt, bias, out=y)
+        else:
+            xp.matmul(x, w.T, out=y)
+            if bias is not None:
+                y += bias
 
 
 def _backward(attrs, ctx, inputs, req, outputs):
     dy, x, w = inputs[0], inputs[1], inputs[2]
     xp, dy = ctx.xp, dy.reshape(-1, attrs.num_hidden)
-    if req[0] is not OpReqType.NULL:
-        _product(xp, outputs[0], req[0], dy, w)
-    if req[1] is not OpReqType.NULL:
-        _product(xp, outputs[1], req[1], dy.T, _as_matrix(attrs, x))
-    if not attrs.no_bias:
-        if req[2] is OpReqType.WRITE and outputs[2].flags.c_contiguous:
-            dy.sum(axis=0, out=outputs[2])
-        else:
+    _product(xp, outputs[0], req[0], dy, w)
+    _product(xp, outputs[1], req[1], dy.T, _as_matrix(attrs, x))
+    if not attrs.no_bias and req[2] is not OpReqType.NULL:
+        if req[2] is OpReqType.ADD or not outputs[2].flags.c_contiguous:
             assign(outputs[2], req[2], dy.sum(axis=0))
+        else:
+            dy.sum(axis=0, out=outputs[2])
 
 
 def _sample(draw):
