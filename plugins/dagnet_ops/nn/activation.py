@@ -30,18 +30,24 @@ __all__ = ["OPS"]
 
 
 # -- Activation ----------------------------------------------------------------------------------
-# Each derivative is written in terms of the output y, so the backward pass keeps only the
-# output and the input buffer may be overwritten in place.
-def _sigmoid(xp, x):
-    return xp.exp(-xp.logaddexp(0, -x))
+# Each forward writes its last pass straight into the output (which may be the input
+# itself); each derivative is written in terms of the output y, so the backward pass
+# keeps only the output and the input buffer may be overwritten in place.
+def _sigmoid(xp, x, out):
+    xp.exp(-xp.logaddexp(0, -x), out=out)
+
+
+def _softsign(xp, x, out):
+    xp.divide(x, 1 + xp.abs(x), out=out)
 
 
 _ACTIVATIONS = {
-    "relu": (lambda xp, x: xp.maximum(x, 0), lambda xp, y: (y > 0).astype(y.dtype)),
+    # relu's derivative stays a bool mask: the multiply reads a byte, not a float, per entry
+    "relu": (lambda xp, x, out: xp.maximum(x, 0, out=out), lambda xp, y: y > 0),
     "sigmoid": (_sigmoid, lambda xp, y: y * (1 - y)),
-    "tanh": (lambda xp, x: xp.tanh(x), lambda xp, y: 1 - y * y),
-    "softrelu": (lambda xp, x: xp.logaddexp(0, x), lambda xp, y: -xp.expm1(-y)),
-    "softsign": (lambda xp, x: x / (1 + xp.abs(x)), lambda xp, y: (1 - xp.abs(y)) ** 2),
+    "tanh": (lambda xp, x, out: xp.tanh(x, out=out), lambda xp, y: 1 - y * y),
+    "softrelu": (lambda xp, x, out: xp.logaddexp(0, x, out=out), lambda xp, y: -xp.expm1(-y)),
+    "softsign": (_softsign, lambda xp, y: (1 - xp.abs(y)) ** 2),
 }
 
 
@@ -50,12 +56,22 @@ class ActivationParam(Params):
 
 
 def _activation_forward(attrs, ctx, inputs, req, outputs):
-    assign(outputs[0], req[0], _ACTIVATIONS[attrs.act_type][0](ctx.xp, inputs[0]))
+    xp, out, r = ctx.xp, outputs[0], req[0]
+    if r is OpReqType.NULL:
+        return
+    target = xp.empty_like(out) if r is OpReqType.ADD else out
+    _ACTIVATIONS[attrs.act_type][0](xp, inputs[0], target)
+    if r is OpReqType.ADD:
+        out += target
 
 
 def _activation_backward(attrs, ctx, inputs, req, outputs):
-    dy, y = inputs
-    assign(outputs[0], req[0], dy * _ACTIVATIONS[attrs.act_type][1](ctx.xp, y))
+    xp, (dy, y), out, r = ctx.xp, inputs, outputs[0], req[0]
+    derivative = _ACTIVATIONS[attrs.act_type][1](xp, y)
+    if r is OpReqType.ADD:
+        out += dy * derivative
+    elif r is not OpReqType.NULL:
+        xp.multiply(dy, derivative, out=out)
 
 
 def _activation_sample(draw):
