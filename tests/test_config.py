@@ -21,6 +21,8 @@ DEFAULTS = {
     "temp_space_copies": 4,
     "memory_plan": True,
     "exec_bulk_size": 15,
+    "engine_max_pending": 16,
+    "engine_exit_timeout": 5.0,
     "autoload_plugins": True,
 }
 
@@ -238,3 +240,16 @@ def test_refresh_inside_a_scope():
         config.refresh()
         assert config.get("engine") == DEFAULTS["engine"]
     assert config.get("engine") == DEFAULTS["engine"]  # and leaving the scope is quiet
+
+
+def test_a_float_key_takes_whole_numbers_and_parses_its_environment_variable(monkeypatch):
+    with config.set(engine_exit_timeout=2):
+        assert config.get("engine_exit_timeout") == 2.0
+        assert isinstance(config.get("engine_exit_timeout"), float)
+    monkeypatch.setenv("DAGNET_ENGINE_EXIT_TIMEOUT", "0.5")
+    assert config.get("engine_exit_timeout") == 0.5
+    monkeypatch.setenv("DAGNET_ENGINE_EXIT_TIMEOUT", "soon")
+    with pytest.raises(dagnet.ConfigError, match="DAGNET_ENGINE_EXIT_TIMEOUT to a number"):
+        config.get("engine_exit_timeout")
+    with pytest.raises(dagnet.ConfigError, match="must be 0 or more"):
+        config.set(engine_exit_timeout=-1)

@@ -58,6 +58,14 @@ _KEYS: dict[str, Key] = {
         Key("cpu_workers", int, 0,
             "worker threads per CPU device for the threaded engines; 0 means one per core",
             lambda v: None if v >= 0 else "must be 0 (one per core) or more"),
+        Key("engine_max_pending", int, 16,
+            "functions a pushing thread may have outstanding on a threaded engine before a "
+            "push waits for the workers to catch up (the bound doubles while functions are "
+            "quick, up to 8 times this)", _positive),
+        Key("engine_exit_timeout", float, 5.0,
+            "seconds interpreter exit waits for an engine's outstanding functions before it "
+            "warns, naming them, and exits anyway",
+            lambda v: None if v >= 0 else "must be 0 or more"),
         Key("gpu_workers", int, 1, "compute workers (each with its own stream) per GPU", _positive),
         Key("copy_workers", int, 1, "copy workers per GPU and direction", _positive),
         Key("priority_workers", int, 1, "workers of the per-device engine's priority lane",
@@ -138,14 +146,15 @@ def _parse_env(key: Key, raw: str) -> Any:
     if key.type is bool:
         if text in _TRUE or text in _FALSE:
             return text in _TRUE
-    elif key.type is int:
+    elif key.type is int or key.type is float:
         try:
-            return int(text)
+            return key.type(text)
         except ValueError:
             pass
     else:
         return raw.strip()
-    spelled = f"one of {', '.join(_TRUE + _FALSE)}" if key.type is bool else "a whole number"
+    spelled = {bool: f"one of {', '.join(_TRUE + _FALSE)}", int: "a whole number",
+               float: "a number"}[key.type]
     raise ConfigError(
         f"config key {key.name!r} from environment variable {key.env_var} is {raw!r}, "
         f"which is not {_a(key.type)}; set {key.env_var} to {spelled}, or unset it"
@@ -153,7 +162,10 @@ def _parse_env(key: Key, raw: str) -> Any:
 
 
 def _coerce(key: Key, value: Any, source: str) -> Any:
-    """Insist on the declared type (strings are parsed only from the environment)."""
+    """Insist on the declared type (strings are parsed only from the environment; a
+    whole number is a float too)."""
+    if key.type is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
     if key.type is int and isinstance(value, bool) or not isinstance(value, key.type):
         raise ConfigError(
             f"config key {key.name!r} from {source} must be {_a(key.type)}, "

@@ -181,3 +181,23 @@ def test_switching_engines_drains_the_previous() -> None:
             gate.set()
             release.cancel()
         first.wait_for_all(timeout=GUARD)
+
+
+@pytest.mark.parametrize("name", ["threaded", "threaded_per_device"])
+def test_config_sets_the_run_ahead_bound(name: str) -> None:
+    with dagnet.config.set(engine_max_pending=4):
+        engine = dagnet.engine.create(name)
+    try:
+        assert engine.max_pending == 4
+    finally:
+        engine.shutdown()
+
+
+@pytest.mark.parametrize("name", ["naive", "threaded", "threaded_per_device"])
+def test_config_sets_the_exit_timeout(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv("DAGNET_ENGINE_EXIT_TIMEOUT", "0.25")
+    engine = dagnet.engine.create(name)
+    try:
+        assert engine.exit_timeout == 0.25
+    finally:
+        engine.shutdown()

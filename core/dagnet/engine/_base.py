@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .. import config
 from .._errors import (
     DeletedVariableError,
     EngineError,
@@ -273,11 +274,13 @@ class Engine(abc.ABC):
 
     name = "engine"
 
-    exit_timeout: float = 5.0
+    exit_timeout: float
     """Seconds interpreter exit waits for outstanding functions before it warns,
-    naming them, and exits anyway (set it on an engine, or on a class)."""
+    naming them, and exits anyway (config ``engine_exit_timeout`` when the engine
+    is made; set it on an engine to change it later)."""
 
     def __init__(self) -> None:
+        self.exit_timeout = float(config.get("engine_exit_timeout"))
         self._failures: deque[Failure] = deque()
         self._failures_lock = threading.Lock()
         self._seq = itertools.count()

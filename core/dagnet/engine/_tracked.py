@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import config
 from .._errors import EngineDeadlockError, EngineTimeoutError
 from ._base import Block, Engine, FnProperty, RunContext, Var, current_block, interruptible_wait
 
@@ -53,11 +54,13 @@ class TrackedEngine(Engine):
         self._throttled: list[threading.Event] = []  # pushes waiting for the backlog to shrink
         self._retired = 0  # functions finished so far
         self._stalled_at = -1  # _retired when a throttled push last saw nothing finish
+        self.max_pending = int(config.get("engine_max_pending"))
         self._ahead = self.max_pending  # the bound now: see max_pending
         self._done = self._complete  # bound once: it is passed for every function run
 
-    max_pending: int = 16
-    """How far a pushing thread may run ahead of the workers.
+    max_pending: int
+    """How far a pushing thread may run ahead of the workers (config
+    ``engine_max_pending`` when the engine is made).
 
     Once this many functions are outstanding, a push (from outside engine
     functions) waits until no more than a quarter of them are, for at most
