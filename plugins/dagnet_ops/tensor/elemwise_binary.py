@@ -191,11 +191,16 @@ FUNCTIONS: dict[str, Binary] = {
 def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) -> list[Op]:
     """The forward record and its backward for one flavour of ``fn``."""
 
+    ufunc, writes = fn.ufunc, (OpReqType.WRITE, OpReqType.INPLACE)
+
     def compute(attrs, ctx, inputs, req, outputs):
         out, lhs, rhs, mode = outputs[0], inputs[0], inputs[1], req[0]
-        if (fn.ufunc is not None and (mode is OpReqType.WRITE or mode is OpReqType.INPLACE)
-                and out.dtype.kind == "f" and lhs.dtype == out.dtype and rhs.dtype == out.dtype):
-            getattr(ctx.xp, fn.ufunc)(lhs, rhs, out=out)
+        dtype = out.dtype
+        # numpy's builtin dtypes are singletons: ``is`` settles the common case at once
+        if (ufunc is not None and mode in writes and dtype.kind == "f"
+                and (lhs.dtype is dtype or lhs.dtype == dtype)
+                and (rhs.dtype is dtype or rhs.dtype == dtype)):
+            getattr(ctx.xp, ufunc)(lhs, rhs, out=out)
         else:
             put(out, mode, fn.forward(ctx.xp, lhs, rhs))
 
