@@ -670,6 +670,47 @@ def test_softmax_output_gradient_is_that_of_the_cross_entropy(params):
     _check_loss_gradient("SoftmaxOutput", params, [x, label], cross_entropy)
 
 
+def _softmax_output_gradient_by_one_hot(params, p, label):
+    """SoftmaxOutput's gradient spelled out with a dense (smoothed) one-hot target."""
+    attrs = OPS["SoftmaxOutput"].parse_params(params)
+    n, k = p.shape[0], p.shape[1]
+    view = p.reshape(n, k, -1)
+    classes = label.reshape(n, 1, view.shape[2]).astype(np.int64)
+    onehot = (np.arange(k).reshape(1, k, 1) == classes).astype(p.dtype)
+    if attrs.smooth_alpha:
+        onehot = onehot * (1 - attrs.smooth_alpha) + (1 - onehot) * (attrs.smooth_alpha / (k - 1))
+    valid = classes != int(attrs.ignore_label)
+    grad = (view - onehot) * (valid if attrs.use_ignore else 1)
+    divisor = {"null": view.shape[2], "batch": n * view.shape[2],
+               "valid": max(int(valid.sum()), 1)}[attrs.normalization]
+    return (grad * attrs.grad_scale / divisor).reshape(p.shape)
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"smooth_alpha": 0.3}, {"use_ignore": True}, {"normalization": "valid"},
+    {"use_ignore": True, "ignore_label": 3, "normalization": "valid", "smooth_alpha": 0.1},
+    {"multi_output": True, "normalization": "batch", "grad_scale": 1.5},
+    {"multi_output": True, "use_ignore": True, "smooth_alpha": 0.2},
+])
+@pytest.mark.parametrize("req", [OpReqType.WRITE, OpReqType.ADD])
+def test_softmax_output_gradient_matches_the_one_hot_form(params, req):
+    """The backward corrects only the label's entry; labels outside [0, k) (here -1 and
+    k) have an all-zero one-hot, as in MXNet, whether ignored or not."""
+    shape = (6, 4, 3) if params.get("multi_output") else (6, 4)
+    x = det(shape, 0.9, 2.0, dtype=np.float32)
+    label = np.array([0, -1, 3, 4, 2, 3] * (3 if params.get("multi_output") else 1), np.float32)
+    label = label.reshape(6, 3) if params.get("multi_output") else label
+    out = forward("SoftmaxOutput", params, [x, label])[0]
+    grads = [np.full(shape, 0.25, np.float32), np.ones(label.shape, np.float32)]
+    op = OPS["_backward_SoftmaxOutput"]
+    op.kernel_for("cpu")(op.parse_params(params), OpContext(True, None, [], np),
+                         [x, label, out], [req, OpReqType.WRITE], grads)
+    expected = _softmax_output_gradient_by_one_hot(params, out, label)
+    expected = expected + (0.25 if req is OpReqType.ADD else 0)
+    np.testing.assert_allclose(grads[0], expected, rtol=1e-5, atol=1e-7)
+    assert not grads[1].any(), "the label gets no gradient"
+
+
 @pytest.mark.parametrize("name, loss", [
     ("LinearRegressionOutput", lambda out, label: 0.5 * ((out - label) ** 2).sum() / 3),
     ("LogisticRegressionOutput",

@@ -15,6 +15,7 @@ from dagnet.operator import (
     Gradient,
     NoParams,
     Op,
+    OpReqType,
     Params,
     assign,
     elemwise_shape,
@@ -29,19 +30,32 @@ __all__ = ["OPS"]
 _FLOAT_TYPES = ("float16", "float32", "float64")
 
 
-def softmax(xp, x, axis, temperature=None, log=False, mask=None):
+def softmax(xp, x, axis, temperature=None, log=False, mask=None, out=None):
     """Softmax (or log-softmax) of ``x`` along ``axis``; entries where ``mask`` is False
-    are left out of the normalization (and are 0 in a softmax)."""
+    are left out of the normalization (and are 0 in a softmax).
+
+    Computed in ``out`` when given (an array of ``x``'s shape and dtype, which may be
+    ``x`` itself), else in a new array; returns the result.
+    """
     z = x / temperature if temperature not in (None, 1.0) else x
     if mask is not None:
         z = xp.where(mask, z, xp.finfo(z.dtype).min)
-    z = z - z.max(axis=axis, keepdims=True)
+    out = xp.subtract(z, z.max(axis=axis, keepdims=True), out=out)
     if log:
-        return z - xp.log(xp.exp(z).sum(axis=axis, keepdims=True))
-    e = xp.exp(z)
+        out -= xp.log(xp.exp(out).sum(axis=axis, keepdims=True))
+        return out
+    xp.exp(out, out=out)
     if mask is not None:
-        e = e * mask
-    return e / e.sum(axis=axis, keepdims=True)
+        out *= mask
+    out /= out.sum(axis=axis, keepdims=True)
+    return out
+
+
+def _writes_into(req, out, x):
+    """Whether a result for ``out`` may be computed in it: a write (or in place) to a
+    contiguous output of the data's dtype."""
+    return (req is OpReqType.WRITE or req is OpReqType.INPLACE) and out.dtype == x.dtype \
+        and out.flags.c_contiguous
 
 
 # -- softmax, log_softmax ------------------------------------------------------------------------
@@ -98,7 +112,11 @@ def _make_softmax(name, log):
     def forward(attrs, ctx, inputs, req, outputs):
         x = inputs[0]
         mask = _length_mask(ctx.xp, x, inputs[1], attrs.axis) if _uses_length(attrs) else None
-        assign(outputs[0], req[0], softmax(ctx.xp, x, attrs.axis, attrs.temperature, log, mask))
+        if _writes_into(req[0], outputs[0], x):
+            softmax(ctx.xp, x, attrs.axis, attrs.temperature, log, mask, out=outputs[0])
+        else:
+            assign(outputs[0], req[0],
+                   softmax(ctx.xp, x, attrs.axis, attrs.temperature, log, mask))
 
     def backward(attrs, ctx, inputs, req, outputs):
         xp, (dy, y), axis = ctx.xp, inputs, attrs.axis
@@ -227,9 +245,12 @@ def _softmax_output_layout(attrs, x):
 
 
 def _softmax_output_forward(attrs, ctx, inputs, req, outputs):
-    x = inputs[0]
-    p = softmax(ctx.xp, _softmax_output_layout(attrs, x), axis=1)
-    assign(outputs[0], req[0], p.reshape(x.shape))
+    x, y = inputs[0], outputs[0]
+    if _writes_into(req[0], y, x):
+        softmax(ctx.xp, _softmax_output_layout(attrs, x), 1, out=_softmax_output_layout(attrs, y))
+    else:
+        p = softmax(ctx.xp, _softmax_output_layout(attrs, x), axis=1)
+        assign(y, req[0], p.reshape(x.shape))
 
 
 def _softmax_output_backward(attrs, ctx, inputs, req, outputs):
@@ -238,30 +259,47 @@ def _softmax_output_backward(attrs, ctx, inputs, req, outputs):
     p = _softmax_output_layout(attrs, out)
     n, k, positions = p.shape
     if label.size == out.size:  # a probability per class: no normalization, nothing ignored
-        grad = (out - label.reshape(out.shape)) * attrs.grad_scale
-    else:
+        assign(outputs[0], req[0], (out - label.reshape(out.shape)) * attrs.grad_scale)
+    elif req[0] is not OpReqType.NULL:
         if not (attrs.multi_output or attrs.preserve_shape):
             # As MXNet: the label is read as (n,) even where inference gave it the data's
             # shape without the last axis (ndim > 2); only its first n entries count.
             label = label.reshape(-1)[:n]
-        classes = label.reshape(n, 1, positions).astype(np.int64)
-        onehot = (xp.arange(k).reshape(1, k, 1) == classes).astype(p.dtype)
-        if attrs.smooth_alpha:
-            alpha = attrs.smooth_alpha
-            onehot = onehot * (1 - alpha) + (1 - onehot) * (alpha / (k - 1))
-        grad = p - onehot
-        valid = classes != int(attrs.ignore_label)
-        if attrs.use_ignore:
-            grad = grad * valid
-        if attrs.normalization == "batch":
-            scale = attrs.grad_scale / (n * positions)
-        elif attrs.normalization == "valid":
-            scale = attrs.grad_scale / max(int(valid.sum()), 1)
-        else:
-            scale = attrs.grad_scale / positions
-        grad = (grad * scale).reshape(out.shape)
-    assign(outputs[0], req[0], grad)
+        classes = label.reshape(n, positions).astype(np.int64)
+        into = _writes_into(req[0], outputs[0], out)
+        grad = _softmax_output_layout(attrs, outputs[0]) if into else xp.empty_like(p)
+        _cross_entropy_gradient(xp, attrs, p, classes, grad)
+        if not into:
+            assign(outputs[0], req[0], grad.reshape(out.shape))
     assign(outputs[1], req[1], 0)
+
+
+def _cross_entropy_gradient(xp, attrs, p, classes, grad):
+    """``grad = scale * (p - target)``: target the (smoothed) one-hot of ``classes``
+    along axis 1 of ``p`` (n, k, positions), its ones subtracted as a bool mask rather
+    than built as a float one-hot; ``scale`` from ``grad_scale`` and ``normalization``.
+    A class outside ``[0, k)`` has an all-zero one-hot (with smoothing, ``alpha / (k - 1)``
+    everywhere)."""
+    n, k, positions = p.shape
+    hit = xp.arange(k).reshape(1, k, 1) == classes.reshape(n, 1, positions)
+    if attrs.smooth_alpha:
+        off = attrs.smooth_alpha / (k - 1)  # the target away from the label
+        xp.subtract(p, off, out=grad)
+        grad -= hit * grad.dtype.type(1 - attrs.smooth_alpha - off)
+    else:
+        xp.subtract(p, hit, out=grad)
+    if attrs.use_ignore or attrs.normalization == "valid":
+        valid = classes != int(attrs.ignore_label)
+    if attrs.use_ignore:
+        grad *= valid.reshape(n, 1, positions)
+    if attrs.normalization == "batch":
+        scale = attrs.grad_scale / (n * positions)
+    elif attrs.normalization == "valid":
+        scale = attrs.grad_scale / max(int(valid.sum()), 1)
+    else:
+        scale = attrs.grad_scale / positions
+    if scale != 1:
+        grad *= scale
 
 
 def _softmax_output_sample(draw):
