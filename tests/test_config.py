@@ -13,7 +13,7 @@ from dagnet import config
 
 DEFAULTS = {
     "engine": "threaded_per_device",
-    "cpu_workers": 0,
+    "cpu_workers": 1,
     "gpu_workers": 1,
     "copy_workers": 1,
     "priority_workers": 1,
@@ -31,7 +31,7 @@ DEFAULTS = {
 def clean(monkeypatch):
     """No configuration from the environment or from earlier tests; restored afterwards."""
     for name in list(os.environ):
-        if name.startswith("DAGNET_") or name == "MXNET_ENGINE_TYPE":
+        if name.startswith("DAGNET_") or name.startswith("MXNET_"):
             monkeypatch.delenv(name)
     config.refresh()
     yield
@@ -63,7 +63,7 @@ def test_set_without_with_lasts_until_refresh():
     config.set({"storage_pool": "round"})
     assert config.get("storage_pool") == "round"
     config.refresh()
-    assert config.get("cpu_workers") == 0 and config.get("storage_pool") == "exact"
+    assert config.get("cpu_workers") == 1 and config.get("storage_pool") == "exact"
 
 
 @pytest.mark.parametrize(("name", "value", "expected"), [
@@ -126,7 +126,7 @@ def test_engine_from_environment(monkeypatch):
     assert config.get("engine") == "threaded"
 
 
-@pytest.mark.parametrize(("raw", "value"), [("3", 3), (" 12 ", 12), ("0", 0), ("", 0)])
+@pytest.mark.parametrize(("raw", "value"), [("3", 3), (" 12 ", 12), ("0", 0), ("", 1)])
 def test_int_from_environment(monkeypatch, raw, value):
     monkeypatch.setenv("DAGNET_CPU_WORKERS", raw)
     assert config.get("cpu_workers") == value
@@ -199,7 +199,8 @@ def test_scope_restores_on_exit():
     with config.set(engine="naive", cpu_workers=2) as scope:
         assert isinstance(scope, config.set)
         assert config.get("engine") == "naive" and config.get("cpu_workers") == 2
-    assert config.get("engine") == DEFAULTS["engine"] and config.get("cpu_workers") == 0
+    assert config.get("engine") == DEFAULTS["engine"]
+    assert config.get("cpu_workers") == DEFAULTS["cpu_workers"]
 
 
 def test_nested_scopes():
@@ -210,7 +211,7 @@ def test_nested_scopes():
                 assert config.get("cpu_workers") == 2
             assert config.get("cpu_workers") == 3
         assert config.get("cpu_workers") == 2 and config.get("engine") == DEFAULTS["engine"]
-    assert config.get("cpu_workers") == 0
+    assert config.get("cpu_workers") == DEFAULTS["cpu_workers"]
 
 
 def test_scope_restores_on_exception():
@@ -253,3 +254,14 @@ def test_a_float_key_takes_whole_numbers_and_parses_its_environment_variable(mon
         config.get("engine_exit_timeout")
     with pytest.raises(dagnet.ConfigError, match="must be 0 or more"):
         config.set(engine_exit_timeout=-1)
+
+
+def test_mxnet_cpu_worker_count_is_read_after_dagnets_own(monkeypatch):
+    monkeypatch.setenv("MXNET_CPU_WORKER_NTHREADS", "3")
+    assert config.get("cpu_workers") == 3
+    monkeypatch.setenv("DAGNET_CPU_WORKERS", "2")
+    assert config.get("cpu_workers") == 2
+    monkeypatch.delenv("DAGNET_CPU_WORKERS")
+    monkeypatch.setenv("MXNET_CPU_WORKER_NTHREADS", "lots")
+    with pytest.raises(dagnet.ConfigError, match="set MXNET_CPU_WORKER_NTHREADS to a whole"):
+        config.get("cpu_workers")

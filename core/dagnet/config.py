@@ -3,7 +3,8 @@
 Lookup order for a key: the innermost active ``with config.set(...)`` scope,
 then values set without ``with``, then the environment variable
 ``DAGNET_<KEY>`` (upper case), then the default.  The engine also accepts
-MXNet's ``MXNET_ENGINE_TYPE`` names.
+MXNet's ``MXNET_ENGINE_TYPE`` names, and ``cpu_workers`` MXNet's
+``MXNET_CPU_WORKER_NTHREADS``.
 
 >>> import dagnet
 >>> with dagnet.config.set(engine="naive"):
@@ -55,8 +56,11 @@ _KEYS: dict[str, Key] = {
     for key in [
         Key("engine", str, "threaded_per_device",
             "execution engine: naive, threaded, threaded_per_device or a plugin's engine"),
-        Key("cpu_workers", int, 0,
-            "worker threads per CPU device for the threaded engines; 0 means one per core",
+        Key("cpu_workers", int, 1,
+            "worker threads per CPU device for the threaded engines (MXNet's "
+            "MXNET_CPU_WORKER_NTHREADS, also read); 0 means one per core. One, as in MXNet: "
+            "kernels use BLAS threads of their own, and Python workers beside a busy "
+            "pushing thread mostly trade the interpreter lock",
             lambda v: None if v >= 0 else "must be 0 (one per core) or more"),
         Key("engine_max_pending", int, 16,
             "functions a pushing thread may have outstanding on a threaded engine before a "
@@ -140,8 +144,10 @@ def _a(type_: type) -> str:
     return f"an {name}" if name[0] in "aeiou" else f"a {name}"
 
 
-def _parse_env(key: Key, raw: str) -> Any:
-    """A value of ``key``'s type from the text of its environment variable."""
+def _parse_env(key: Key, raw: str, variable: str | None = None) -> Any:
+    """A value of ``key``'s type from the text of its environment variable (``variable``,
+    default ``DAGNET_<KEY>``)."""
+    variable = variable or key.env_var
     text = raw.strip().lower()
     if key.type is bool:
         if text in _TRUE or text in _FALSE:
@@ -156,8 +162,8 @@ def _parse_env(key: Key, raw: str) -> Any:
     spelled = {bool: f"one of {', '.join(_TRUE + _FALSE)}", int: "a whole number",
                float: "a number"}[key.type]
     raise ConfigError(
-        f"config key {key.name!r} from environment variable {key.env_var} is {raw!r}, "
-        f"which is not {_a(key.type)}; set {key.env_var} to {spelled}, or unset it"
+        f"config key {key.name!r} from environment variable {variable} is {raw!r}, "
+        f"which is not {_a(key.type)}; set {variable} to {spelled}, or unset it"
     )
 
 
@@ -194,6 +200,10 @@ def get(name: str) -> Any:
     if name == "engine" and os.environ.get("MXNET_ENGINE_TYPE"):
         mx_name = os.environ["MXNET_ENGINE_TYPE"]
         return _MXNET_ENGINES.get(mx_name, mx_name)
+    if name == "cpu_workers" and os.environ.get("MXNET_CPU_WORKER_NTHREADS"):
+        variable = "MXNET_CPU_WORKER_NTHREADS"
+        return _coerce(key, _parse_env(key, os.environ[variable], variable),
+                       f"environment variable {variable}")
     return key.default
 
 

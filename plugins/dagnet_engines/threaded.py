@@ -26,10 +26,14 @@ class ThreadedEngine(TrackedEngine):
 
     def __init__(self) -> None:
         super().__init__()
-        self._pool = WorkerPool("threaded", worker_count(), self._run_ready, self._new_run_ctx)
+        self._pool = WorkerPool("threaded", worker_count, self._run_ready, self._new_run_ctx)
 
     def _dispatch(self, block: Block) -> None:
         self._pool.submit(block)
+
+    def lanes(self) -> dict[str, int]:
+        """The one pool and its worker count (for inspection, as the per-device engine's)."""
+        return {"all": self._pool.num_workers}
 
     def _stop_workers(self, deadline: float | None) -> None:
         self._pool.stop(deadline)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 from dagnet import config
 from dagnet.context import Context
@@ -70,14 +71,15 @@ class ThreadedPerDeviceEngine(TrackedEngine):
         with self._pools_lock:
             pool = self._pools.get(key)
             if pool is None:
+                # the counts are asked whenever the pool's threads start
                 if lane == "priority":
-                    count = config.get("priority_workers")
+                    count = _configured("priority_workers")
                 elif lane.startswith("copy"):
-                    count = config.get("copy_workers")
+                    count = _configured("copy_workers")
                 elif ctx.device_type == "cpu":
-                    count = worker_count()
+                    count = worker_count
                 else:
-                    count = config.get("gpu_workers")
+                    count = _configured("gpu_workers")
                 pool = WorkerPool(f"{ctx}-{lane}", count, self._run_ready, self._new_run_ctx)
                 self._pools[key] = pool
         return pool
@@ -95,3 +97,8 @@ class ThreadedPerDeviceEngine(TrackedEngine):
         self._pools_lock = threading.Lock()
         self._pools = {}
         self._compute = {}
+
+
+def _configured(key: str) -> Callable[[], int]:
+    """A function giving the current value of config ``key``."""
+    return lambda: config.get(key)

@@ -201,3 +201,19 @@ def test_config_sets_the_exit_timeout(monkeypatch: pytest.MonkeyPatch, name: str
         assert engine.exit_timeout == 0.25
     finally:
         engine.shutdown()
+
+
+@pytest.mark.parametrize(("name", "lane"), [("threaded", "all"),
+                                             ("threaded_per_device", "cpu(0)/compute")])
+def test_workers_restart_with_the_configured_count(name: str, lane: str) -> None:
+    engine = dagnet.engine.create(name)
+    try:
+        for workers in (1, 3, 2):
+            with dagnet.config.set(cpu_workers=workers):
+                engine.shutdown()  # stopped workers start again with the count configured
+                engine.push_sync(lambda run_ctx: None, dagnet.cpu(),
+                                 mutate_vars=[engine.new_var()])
+                engine.wait_for_all()
+            assert engine.lanes()[lane] == workers
+    finally:
+        engine.shutdown()

@@ -52,6 +52,7 @@ def test_independent_branches_run_at_the_same_time(engine):
     right = mx.sym.tanh(mx.sym._rendezvous(start, name="right"), name="right_tanh")
     net = mx.sym.Group([left, right])  # ... and join nowhere
     with dagnet.config.set(engine=engine, cpu_workers=2):
+        dagnet.engine.current().shutdown()  # the workers restart with two per device
         executor = net.simple_bind(mx.cpu(), grad_req="null", data=(3,))
         executor.forward(data=np.array([1.0, -2.0, 3.0]))
         got = [o.asnumpy() for o in executor.outputs]

@@ -21,7 +21,9 @@ class WorkerPool:
     ``run(block, run_ctx, error)`` executes a block; ``make_run_ctx(ctx)``
     builds a worker's run context the first time that worker meets a device,
     so every worker has streams of its own (``error`` is what making it
-    raised, if it failed).  Threads start on the first submit.
+    raised, if it failed).  Threads start on the first submit.  ``num_workers``
+    is a count or a function giving it, asked each time the threads start: a
+    pool stopped by ``Engine.shutdown`` restarts with the count configured then.
 
     The queue is a C ``SimpleQueue``: handing a block to an idle worker costs
     a fraction of a microsecond, where a Python ``Condition`` costs several.
@@ -31,11 +33,12 @@ class WorkerPool:
     without waking another and trading the interpreter lock with it.
     """
 
-    def __init__(self, name: str, num_workers: int,
+    def __init__(self, name: str, num_workers: int | Callable[[], int],
                  run: Callable[[Block, RunContext | None, BaseException | None], None],
                  make_run_ctx: Callable[[Context], RunContext]):
         self.name = name
-        self.num_workers = num_workers
+        self._count = num_workers if callable(num_workers) else lambda: num_workers
+        self.num_workers = self._count()
         self._run = run
         self._make_run_ctx = make_run_ctx
         self._queue: queue.SimpleQueue[Block | None] = queue.SimpleQueue()
@@ -57,6 +60,7 @@ class WorkerPool:
         with self._start_lock:
             if self._threads:
                 return
+            self.num_workers = self._count()
             for index in range(self.num_workers):
                 thread = threading.Thread(target=self._work, name=f"dagnet-{self.name}-{index}",
                                           daemon=True)
