@@ -1,5 +1,6 @@
 """Hypothesis profiles (a fast default and a thorough ``ci`` profile, chosen when CI is
-set) and ``engine_name``, which runs a test under each registered engine."""
+set), ``engine_name``, which runs a test under each registered engine, and
+``naive_pushes``, which records what the array front end pushes."""
 
 from __future__ import annotations
 
@@ -32,3 +33,21 @@ def engine_name(dagnet_engine_name):
     with dagnet.config.set(engine=dagnet_engine_name):
         yield dagnet_engine_name
         dagnet.ndarray.waitall()
+
+
+@pytest.fixture
+def naive_pushes(monkeypatch):
+    """Every ``push_sync`` made while the test runs on the naive engine (where work runs
+    at once), as ``(name, reads, writes)``; clear it to count from a point on."""
+    made = []
+    with dagnet.config.set(engine="naive"):
+        engine = dagnet.runtime.current_engine()
+        real = engine.push_sync
+
+        def spy(fn, ctx=None, const_vars=(), mutate_vars=(), prop=None, priority=0, name=None):
+            made.append((name, list(const_vars), list(mutate_vars)))
+            return real(fn, ctx, const_vars, mutate_vars,
+                        prop or dagnet.engine.FnProperty.NORMAL, priority, name)
+
+        monkeypatch.setattr(engine, "push_sync", spy)
+        yield made

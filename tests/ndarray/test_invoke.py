@@ -10,27 +10,9 @@ import numpy as np
 import pytest
 
 import dagnet as mx
-from dagnet import runtime
 from dagnet.operator import OpReqType
 
 from .conftest import SEEN_REQS
-
-
-@pytest.fixture
-def pushes(monkeypatch):
-    """Every push_sync made (on the naive engine, where work runs at once)."""
-    made = []
-    with mx.config.set(engine="naive"):
-        engine = runtime.current_engine()
-        real = engine.push_sync
-
-        def spy(fn, ctx=None, const_vars=(), mutate_vars=(), prop=None, priority=0, name=None):
-            made.append((name, list(const_vars), list(mutate_vars)))
-            return real(fn, ctx, const_vars, mutate_vars, prop or mx.engine.FnProperty.NORMAL,
-                        priority, name)
-
-        monkeypatch.setattr(engine, "push_sync", spy)
-        yield made
 
 
 def _bad_calls(x, a):
@@ -65,16 +47,16 @@ def _bad_calls(x, a):
 
 
 @pytest.mark.parametrize("index", range(10))
-def test_bad_calls_raise_before_pushing_and_leave_arrays_intact(pushes, index):
+def test_bad_calls_raise_before_pushing_and_leave_arrays_intact(naive_pushes, index):
     x = mx.nd.ones((2, 3))
     operands = {"cpu1": mx.nd.ones((2, 3), ctx=mx.cpu(1)), "four": mx.nd.ones((4,)),
                 "3x2": mx.nd.zeros((3, 2)), "int": mx.nd.zeros((2, 3), dtype="int32"),
                 "4x2x3": mx.nd.ones((4, 2, 3))}
     call, error, message = _bad_calls(x, operands)[index]
-    before = len(pushes)
+    before = len(naive_pushes)
     with pytest.raises(error, match=message):
         call()
-    assert len(pushes) == before, "a failing call pushed work"
+    assert len(naive_pushes) == before, "a failing call pushed work"
     np.testing.assert_array_equal(x.asnumpy(), np.ones((2, 3)))
     mx.nd.waitall()  # no failure was left behind
 
@@ -88,26 +70,26 @@ def test_unknown_operator_suggests_close_names():
     assert getattr(mx.nd, "no_such_operator_here", 3) == 3
 
 
-def test_one_push_reads_inputs_and_writes_outputs(pushes):
+def test_one_push_reads_inputs_and_writes_outputs(naive_pushes):
     x, y = mx.nd.ones((3,)), mx.nd.ones((3,))
     z = mx.nd.broadcast_add(x, y)
-    name, reads, writes = pushes[-1]
+    name, reads, writes = naive_pushes[-1]
     assert name == "broadcast_add"
     assert reads == [x._var, y._var] and writes == [z._var]
 
 
-def test_mutated_input_is_written_not_read(pushes):
+def test_mutated_input_is_written_not_read(naive_pushes):
     data, aux = mx.nd.zeros((2,)), mx.nd.zeros((2,))
     out = mx.nd._ndtest_aux(data, aux)
-    name, reads, writes = pushes[-1]
+    name, reads, writes = naive_pushes[-1]
     assert reads == [data._var] and set(writes) == {out._var, aux._var}
     np.testing.assert_array_equal(out.asnumpy(), [1, 1])
     np.testing.assert_array_equal(aux.asnumpy(), [1, 1])
 
 
-def test_resources_are_requested_and_mutated(pushes):
+def test_resources_are_requested_and_mutated(naive_pushes):
     out = mx.nd._ndtest_random(mx.nd.zeros((50,)))
-    name, reads, writes = pushes[-1]
+    name, reads, writes = naive_pushes[-1]
     random = mx.resource.request(mx.cpu(), mx.resource.ResourceRequest("random"))
     assert random.var in writes
     values = out.asnumpy()
