@@ -63,8 +63,11 @@ def test_dist_sync_equals_one_process_bit_for_bit(tmp_path, servers):
 
 
 def test_dist_async_converges(tmp_path):
+    # Async SGD's path depends on how the two workers' pushes interleave, which timing
+    # decides: after STEPS steps accuracy ranged from 0.73 to 1.0 over runs; twice as
+    # many steps reached 0.99 or more in every run.
     result = launch("-n", "2", "--kvstore-mode", "async", sys.executable, str(JOB),
-                    str(tmp_path), "dist_async", str(STEPS))
+                    str(tmp_path), "dist_async", str(2 * STEPS))
     assert result.returncode == 0, result.stdout + result.stderr
     accuracies = [float(line.rsplit(" ", 1)[1]) for line in result.stdout.splitlines()
                   if "accuracy" in line]
