@@ -23,6 +23,7 @@ from ._errors import (
     EngineError,
     EngineTimeoutError,
     EngineTypeError,
+    NotImplementedForSymbol,
     OperatorError,
     OperatorFailedError,
     ParamError,
@@ -41,6 +42,7 @@ _LAZY_SUBMODULES = {
     "attribute",
     "autograd",
     "backend",
+    "base",
     "callback",
     "engine",
     "executor",
@@ -66,6 +68,7 @@ _LAZY_SUBMODULES = {
     "symbol",
     "test_utils",
     "testing",
+    "util",
 }
 
 # Classes MXNet exposes at the top level, from the submodule that defines them.
@@ -93,6 +96,7 @@ __all__ = [
     "gpu",
     "hookimpl",
     "hookspec",
+    "NotImplementedForSymbol",
     "num_gpus",
     "OperatorError",
     "OperatorFailedError",

@@ -3,6 +3,8 @@ and from the builtin that fits, so ``except KeyError`` keeps working."""
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "DagnetError",
     "ConfigError",
@@ -23,11 +25,13 @@ __all__ = [
     "OperatorError",
     "ContextError",
     "ResourceError",
+    "NotImplementedForSymbol",
 ]
 
 
-class DagnetError(Exception):
-    """Root of every error raised by dagnet."""
+class DagnetError(RuntimeError):
+    """Root of every error raised by dagnet: MXNet's ``MXNetError`` (``dagnet.base``), a
+    ``RuntimeError`` as MXNet's is."""
 
 
 class ConfigError(DagnetError, ValueError):
@@ -113,3 +117,20 @@ class ContextError(DagnetError, ValueError):
 
 class ResourceError(DagnetError, ValueError):
     """A bad resource request or random seed: unknown kind, not a context, negative seed."""
+
+
+class NotImplementedForSymbol(DagnetError, NotImplementedError):
+    """An NDArray-only operation asked of a Symbol (its truth value, for one).
+
+    Raised with a message, or as MXNet raises it: ``(function, alias, *args)``.
+    """
+
+    def __init__(self, function: Any, alias: str | None = None, *args: Any):
+        if callable(function):
+            message = f"Function {function.__name__}"
+            if alias:
+                message += f' (namely operator "{alias}")'
+            if args:
+                message += f" with arguments ({', '.join(str(type(a)) for a in args)})"
+            function = message + " is not implemented for Symbol and only available in NDArray."
+        super().__init__(function)

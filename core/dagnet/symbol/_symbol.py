@@ -18,7 +18,13 @@ from typing import Any
 import numpy as np
 
 from .. import attribute as _attribute
-from .._errors import DagnetError, DTypeError, OperatorError, ShapeError, UnknownNameError
+from .._errors import (
+    DTypeError,
+    NotImplementedForSymbol,
+    OperatorError,
+    ShapeError,
+    UnknownNameError,
+)
 from ._compose import SymbolArgumentError, apply_op, single_entry
 from ._infer import (
     dtype_from_attr,
@@ -32,10 +38,6 @@ from ._node import Entry, Node, copy_graph, is_hidden_attr, topo_order
 __all__ = ["Symbol", "Variable", "var", "Group", "NotImplementedForSymbol", "UnknownOutputError"]
 
 _NUMBER = (int, float, np.integer, np.floating, np.bool_)
-
-
-class NotImplementedForSymbol(DagnetError, NotImplementedError):
-    """An NDArray-only operation asked of a Symbol (its truth value, for one)."""
 
 
 class UnknownOutputError(UnknownNameError, ValueError):
