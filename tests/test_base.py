@@ -63,3 +63,10 @@ def test_getenv_and_setenv(monkeypatch):
     assert os.environ["DAGNET_TEST_VARIABLE"] == "42" == getenv("DAGNET_TEST_VARIABLE")
     setenv("DAGNET_TEST_VARIABLE", None)
     assert "DAGNET_TEST_VARIABLE" not in os.environ
+
+
+def test_mxnet_module_paths():
+    from dagnet.ndarray.ndarray import NDArray, py_slice
+
+    assert mx.MXNetError is MXNetError
+    assert NDArray is mx.nd.NDArray and py_slice is slice

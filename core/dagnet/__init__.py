@@ -36,6 +36,8 @@ from ._errors import (
 from .context import Context, cpu, current_context, gpu, num_gpus
 from .plugins import hookimpl, hookspec
 
+MXNetError = DagnetError  # MXNet 1.x's name for the base of every error (mx.MXNetError)
+
 __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = {
@@ -96,6 +98,7 @@ __all__ = [
     "gpu",
     "hookimpl",
     "hookspec",
+    "MXNetError",
     "NotImplementedForSymbol",
     "num_gpus",
     "OperatorError",

@@ -22,13 +22,16 @@ from typing import Any
 from ._compose import SymbolArgumentError
 from ._frontend import SymbolFunction
 from ._frontend import function as _function
+from ._helpers import arange, eye, full, hypot, maximum, minimum, ones, pow, power, zeros
 from ._json import SymbolFormatError, load, load_json
 from ._node import Entry, Node
 from ._symbol import Group, NotImplementedForSymbol, Symbol, UnknownOutputError, Variable, var
 
-__all__ = ["Entry", "Group", "Node", "NotImplementedForSymbol", "Symbol", "SymbolArgumentError",
-           "SymbolFormatError", "SymbolFunction", "UnknownOutputError", "Variable", "load",
-           "load_json", "var"]
+__all__ = [
+    "arange", "Entry", "eye", "full", "Group", "hypot", "load", "load_json", "maximum", "minimum",
+    "Node", "NotImplementedForSymbol", "ones", "pow", "power", "Symbol", "SymbolArgumentError",
+    "SymbolFormatError", "SymbolFunction", "UnknownOutputError", "var", "Variable", "zeros",
+]
 
 
 def __getattr__(name: str) -> Any:
