@@ -93,6 +93,13 @@ def unary(name: str, forward: Fn, *, desc: str, d_in: Fn | None = None, d_out: F
     return ops
 
 
+def _round_half_down(xp: Any, x: Any) -> Any:
+    """MXNet's ``rint``: the nearest integer, halves toward minus infinity
+    (``rint(1.5) = 1``, ``rint(-0.5) = -1``)."""
+    low = xp.floor(x)
+    return xp.where(x - low > 0.5, low + 1, low)
+
+
 def _round_half_away(xp: Any, x: Any) -> Any:
     """C's ``round``: halves go away from zero (numpy's ``round`` goes to even)."""
     t = xp.trunc(x)
@@ -206,9 +213,10 @@ OPS: list[Op] = [
            desc="Round to the nearest integer, halves away from zero (C's ``round``: "
                 "``round(-2.5) = -3``, ``round(0.5) = 1``; unlike numpy's half-to-even).  "
                 "Gradient zero."),
-    *unary("rint", lambda xp, x: xp.rint(x), zero_grad=True, lo=-4.0, hi=4.0,
-           desc="Round to the nearest integer, halves to even (``rint(2.5) = 2``, "
-                "``rint(-0.5) = -0``).  Gradient zero."),
+    *unary("rint", _round_half_down, zero_grad=True, lo=-4.0, hi=4.0,
+           desc="Round to the nearest integer, halves toward minus infinity, as MXNet's "
+                "``rint`` (``rint(1.5) = 1``, ``rint(-0.5) = -1``; ``round`` takes halves "
+                "away from zero).  Gradient zero."),
     *unary("fix", lambda xp, x: xp.trunc(x), zero_grad=True, lo=-4.0, hi=4.0,
            desc="Round toward zero, element-wise (``fix(-2.5) = -2``).  Gradient zero."),
     *unary("trunc", lambda xp, x: xp.trunc(x), zero_grad=True, lo=-4.0, hi=4.0,
