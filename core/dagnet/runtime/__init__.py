@@ -7,8 +7,10 @@ variable ordering its uses (:func:`new_chunk`) -- the engine's stream around
 device work (:func:`stream_scope`), the per-thread training and recording
 mode with the recorder's hooks, the recorded-graph leaves (:class:`Variable`)
 and the one function that runs a kernel on device arrays
-(:func:`kernel_function`, with :func:`request_resources`), and bulk execution
-(:func:`bulk_function`: several engine functions pushed as one).
+(:func:`kernel_function`, with :func:`request_resources`), bulk execution
+(:func:`bulk_function`: several engine functions pushed as one), and what the
+installation can do under MXNet's feature names (:class:`Features`, as
+``mx.runtime.Features``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from ._bulk import EngineFunction, bulk_function, unique_vars
 from ._chunk import Chunk, current_engine, flush_graveyard, new_chunk
 from ._device import Device, device_of
+from ._features import Feature, Features, feature_list
 from ._kernel import kernel_function, request_resources
 from ._mode import (
     hooks,
@@ -40,7 +43,8 @@ from ._tape import (
 )
 
 __all__ = [
-    "AutogradError", "Chunk", "Device", "EngineFunction", "GRAD_REQS", "Variable",
+    "AutogradError", "Chunk", "Device", "EngineFunction", "Feature", "Features", "GRAD_REQS",
+    "Variable", "feature_list",
     "bulk_function", "check_write", "unique_vars",
     "current_engine", "device_of", "entry_of", "flush_graveyard", "forget_chunk", "hooks",
     "in_graph", "install_recorder", "is_recording", "is_training", "kernel_function",
