@@ -169,3 +169,20 @@ def test_recorded_outputs_hold_no_reference_cycle():
         assert ref() is None  # freed by reference counting alone
     finally:
         gc.enable()
+
+
+def test_fresh_grad_says_whether_backward_wrote_the_gradient():
+    x, y = nd.ones((2,)), nd.ones((2,))
+    dx, dy = nd.zeros((2,)), nd.zeros((2,))
+    autograd.mark_variables([x, y], [dx, dy])
+    assert not x._fresh_grad and not y._fresh_grad
+    with autograd.record():
+        (x + 2 + y).backward()
+    assert x._fresh_grad and y._fresh_grad
+    x._fresh_grad = y._fresh_grad = False
+    with autograd.record():
+        ((x + 2).detach() + y).backward()  # no gradient reaches x
+    assert not x._fresh_grad and y._fresh_grad
+    assert not nd.ones((2,))._fresh_grad
+    with pytest.raises(AttributeError, match="attach_grad"):
+        nd.ones((2,))._fresh_grad = True

@@ -61,6 +61,7 @@ def backward(heads: NDArray | Sequence[NDArray], head_grads: Any = None,
                             "gradients: call attach_grad() (with grad_req 'write' or 'add') on "
                             "the arrays you differentiate with respect to, before record()")
     for var, parts in totals.items():
+        var.fresh = True
         if direct.get(var):
             continue  # its one gradient was written (or added) straight into var.grad
         if parts:

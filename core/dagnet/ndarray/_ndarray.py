@@ -327,6 +327,21 @@ class NDArray:
         entry = self.__dict__.get("_ag")
         return entry[0].grad if entry is not None and entry[0].__class__ is Variable else None
 
+    @property
+    def _fresh_grad(self) -> bool:
+        """Whether a backward pass wrote this variable's gradient since the flag was last
+        cleared (MXNet's ``_fresh_grad``; False for an array without a gradient)."""
+        entry = self.__dict__.get("_ag")
+        return entry is not None and entry[0].__class__ is Variable and entry[0].fresh
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, value: bool) -> None:
+        entry = self.__dict__.get("_ag")
+        if entry is None or entry[0].__class__ is not Variable:
+            raise AttributeError("_fresh_grad can be set only on an array with a gradient: "
+                                 "call attach_grad() (or autograd.mark_variables) first")
+        entry[0].fresh = bool(value)
+
     def backward(self, out_grad: NDArray | None = None, retain_graph: bool = False,
                  train_mode: bool = True) -> None:
         """Differentiate this recorded array (head gradient ``out_grad``, default ones)

@@ -28,14 +28,16 @@ class AutogradError(DagnetError, RuntimeError):
 
 
 class Variable:
-    """A leaf that asked for a gradient: where it goes (``grad``) and how (``req``)."""
+    """A leaf that asked for a gradient: where it goes (``grad``) and how (``req``);
+    ``fresh`` is set by each backward that reaches it (MXNet's ``_fresh_grad``)."""
 
-    __slots__ = ("grad", "req", "__weakref__")
+    __slots__ = ("grad", "req", "fresh", "__weakref__")
     live = True  # a variable stays in its graph for as long as it exists
 
     def __init__(self, grad: Any, req: str):
         self.grad = grad
         self.req = req
+        self.fresh = False
 
 
 def remember_chunk(chunk: Any) -> None:
