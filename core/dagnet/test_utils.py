@@ -9,46 +9,143 @@ and parameters, and run its kernels directly.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+import functools
+import json
+import logging
+import numbers
+import os
+import platform
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.random as rnd
+import numpy.testing as npt
+
+import dagnet as mx
 
 from .context import Context
+from .io import DataIter
+from .ndarray import array
+from .testing.generator_checks import (
+    chi_square_check,
+    gen_buckets_probs_with_ppf,
+    mean_check,
+    var_check,
+    verify_generator,
+)
 
 __all__ = [
-    "assert_almost_equal",
+    # tolerances and dtypes
+    "default_dtype",
+    "default_rtols",
+    "default_atols",
+    "default_numeric_eps",
+    "effective_dtype",
+    "get_tolerance",
+    "get_tols",
+    "get_atol",
+    "get_rtol",
+    "get_etol",
+    # comparisons
+    "same",
     "almost_equal",
+    "checkShapes",
+    "locationError",
+    "assert_almost_equal",
+    "assert_allclose",
+    "assert_almost_equal_with_err",
+    "assert_almost_equal_ignore_nan",
+    "assert_exception",
+    "compare_ndarray_tuple",
+    "same_array",
+    "same_symbol_structure",
+    "collapse_sum_like",
+    "np_reduce",
+    # contexts
     "default_context",
+    "set_default_context",
+    "list_gpus",
+    # random inputs
+    "random_arrays",
+    "random_uniform_arrays",
+    "random_sample",
     "rand_shape_nd",
     "rand_shape_2d",
     "rand_shape_3d",
+    "rand_coord_2d",
     "rand_ndarray",
+    "assign_each",
+    "assign_each2",
+    "create_2d_tensor",
+    "create_vector",
+    "get_identity_mat",
+    "get_identity_mat_batch",
+    "new_matrix_with_real_eigvals_2d",
+    "new_matrix_with_real_eigvals_nd",
+    "new_orthonormal_matrix_2d",
+    "new_sym_matrix_with_real_eigvals_2d",
+    "new_sym_matrix_with_real_eigvals_nd",
+    # running things
+    "simple_forward",
+    "compare_optimizer",
+    "retry",
+    "environment",
+    "discard_stderr",
+    "is_cd_run",
+    "is_aarch64_run",
+    "DummyIter",
+    # random generators
+    "gen_buckets_probs_with_ppf",
+    "mean_check",
+    "var_check",
+    "chi_square_check",
+    "verify_generator",
+    # gradient and consistency checks
     "check_numeric_gradient",
     "check_op_numeric_gradient",
     "check_symbolic_forward",
     "check_symbolic_backward",
     "check_consistency",
-    "default_rtols",
-    "default_atols",
-    "default_numeric_eps",
+    # MXNet's module has no __all__, so its tests' ``from mxnet.test_utils import *``
+    # also brings these in, and some of them use them without importing them.
+    "mx",
+    "np",
+    "npt",
+    "rnd",
+    "os",
+    "sys",
+    "logging",
+    "array",
+    "Context",
 ]
 
-_RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5}
-_ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20}
+_INT_DTYPES = (np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
+# MXNet's tables: floats by precision, integers and booleans compared exactly.
+_RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5,
+         **{np.dtype(t): 0 for t in _INT_DTYPES}}
+_ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20,
+         **{np.dtype(t): 0 for t in _INT_DTYPES}}
 _EPS = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-6}
 # Powers of two, so that x +- eps/2 loses no bits of the step (MXNet's choice).
 _NUMERIC_EPS = {np.dtype(np.float16): 1.0 / 2**6, np.dtype(np.float32): 1.0 / 2**9,
                 np.dtype(np.float64): 1.0 / 2**14}
 
 
+def default_dtype() -> type:
+    """The dtype of the arrays the random helpers make: ``np.float32``."""
+    return np.float32
+
+
 def default_rtols() -> dict[np.dtype, float]:
-    """Relative tolerance by dtype (as MXNet's ``default_rtols``)."""
+    """Relative tolerance by dtype (as MXNet's ``default_rtols``; 0 for integers and bool)."""
     return dict(_RTOL)
 
 
 def default_atols() -> dict[np.dtype, float]:
-    """Absolute tolerance by dtype (as MXNet's ``default_atols``)."""
+    """Absolute tolerance by dtype (as MXNet's ``default_atols``; 0 for integers and bool)."""
     return dict(_ATOL)
 
 
@@ -59,10 +156,37 @@ def default_numeric_eps() -> dict[np.dtype, float]:
 
 
 def default_context() -> Context:
-    """The context tests run on: the innermost ``with ctx:`` or ``cpu(0)``."""
+    """The context tests run on: the innermost ``with ctx:``, else the one
+    :func:`set_default_context` chose, else ``cpu(0)``."""
     from .context import current_context
 
     return current_context()
+
+
+def set_default_context(ctx: Context) -> None:
+    """Make ``ctx`` the calling thread's default context (MXNet's ``set_default_context``).
+
+    As in MXNet, it replaces the current default: inside a ``with other:`` block
+    it lasts until the block ends, outside any block until it is set again.
+    """
+    from .context import current_context
+
+    if not isinstance(ctx, Context):
+        raise TypeError(f"set_default_context takes a Context, got {type(ctx).__name__}")
+    # The default is the top of the thread's stack of entered contexts: leave the
+    # innermost one (there is none when nothing was entered) and enter ``ctx``.
+    try:
+        current_context().__exit__(None, None, None)
+    except IndexError:
+        pass
+    ctx.__enter__()
+
+
+def list_gpus() -> range:
+    """``range(n)`` for the ``n`` GPUs dagnet can use (an empty range without one)."""
+    from .context import num_gpus
+
+    return range(num_gpus())
 
 
 def _to_numpy(value: Any) -> np.ndarray:
@@ -71,42 +195,109 @@ def _to_numpy(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-def _tolerance(a: np.ndarray, b: np.ndarray, table: dict, given: float | None) -> float:
-    if given is not None:
-        return given
-    kinds = [np.dtype(x.dtype) for x in (a, b) if np.issubdtype(x.dtype, np.floating)]
-    return max((table.get(k, table[np.dtype(np.float64)]) for k in kinds), default=0.0)
+def effective_dtype(dat: Any) -> np.dtype:
+    """The dtype whose tolerances apply to ``dat`` (an NDArray or numpy array).
+
+    MXNet lowers float32 to float16 on GPUs whose matrix units compute in TF32;
+    dagnet's backends compute float32 in float32, so this is ``dat``'s dtype.
+    """
+    return np.dtype(dat.dtype)
 
 
-def almost_equal(
-    a: Any, b: Any, rtol: float | None = None, atol: float | None = None, equal_nan: bool = False
-) -> bool:
-    """Whether ``a`` and ``b`` agree within the tolerances (dtype defaults when None)."""
+def get_tolerance(dat: Any, tol: Any, default_tol: Mapping[Any, float]) -> float:
+    """``tol`` when it is a number; else ``tol[dtype]`` when ``tol`` is a dict holding
+    ``dat``'s dtype; else ``default_tol[dtype]``."""
+    if isinstance(tol, numbers.Number):
+        return tol
+    dtype = effective_dtype(dat)
+    tol = {} if tol is None else tol
+    return tol.get(dtype, default_tol[dtype])
+
+
+def _with_dtype(x: Any) -> Any:
+    return x if hasattr(x, "dtype") else np.asarray(x)
+
+
+def get_tols(x: Any, y: Any, rtol: Any, atol: Any) -> tuple[float, float]:
+    """The (rtol, atol) for comparing ``x`` with ``y``: the given numbers, or the larger
+    of the two sides' entries in the given dicts or the default tables."""
+    x, y = _with_dtype(x), _with_dtype(y)
+    rtol = max(get_tolerance(x, rtol, _RTOL), get_tolerance(y, rtol, _RTOL))
+    atol = max(get_tolerance(x, atol, _ATOL), get_tolerance(y, atol, _ATOL))
+    return rtol, atol
+
+
+def get_atol(atol: float | None = None, dtype: Any = np.dtype(np.float64)) -> float:
+    """``atol``, or the default absolute tolerance of ``dtype`` when it is None."""
+    return _ATOL[np.dtype(dtype)] if atol is None else atol
+
+
+def get_rtol(rtol: float | None = None, dtype: Any = np.dtype(np.float64)) -> float:
+    """``rtol``, or the default relative tolerance of ``dtype`` when it is None."""
+    return _RTOL[np.dtype(dtype)] if rtol is None else rtol
+
+
+def get_etol(etol: float | None = None) -> float:
+    """``etol`` (the tolerated fraction of mismatching elements), or 0 when it is None."""
+    return 0 if etol is None else etol
+
+
+def same(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` have the same shape and exactly the same elements."""
+    return bool(np.array_equal(_to_numpy(a), _to_numpy(b)))
+
+
+def checkShapes(a: Any, b: Any) -> None:  # noqa: N802 (MXNet's name)
+    """Raise AssertionError unless ``a`` and ``b`` have the same shape."""
+    if a.shape != b.shape:
+        raise AssertionError(f"a.shape = {a.shape} and b.shape = {b.shape} are not equal")
+
+
+def almost_equal(a: Any, b: Any, rtol: float | None = None, atol: float | None = None,
+                 equal_nan: bool = False, use_broadcast: bool = True) -> bool:
+    """Whether ``a`` and ``b`` agree elementwise (``np.allclose``), as MXNet's: the
+    tolerances default to float64's (rtol 1e-5, atol 1e-20) whatever the dtypes,
+    and with ``use_broadcast=False`` different shapes raise AssertionError."""
     a, b = _to_numpy(a), _to_numpy(b)
-    return bool(
-        np.allclose(
-            a,
-            b,
-            rtol=_tolerance(a, b, _RTOL, rtol),
-            atol=_tolerance(a, b, _ATOL, atol),
-            equal_nan=equal_nan,
-        )
-    )
+    if not use_broadcast:
+        checkShapes(a, b)
+    return bool(np.allclose(a, b, rtol=get_rtol(rtol), atol=get_atol(atol), equal_nan=equal_nan))
 
 
-def assert_almost_equal(
-    a: Any,
-    b: Any,
-    rtol: float | None = None,
-    atol: float | None = None,
-    names: tuple[str, str] = ("a", "b"),
-    equal_nan: bool = False,
-) -> None:
+def _find_max_violation(a: np.ndarray, b: np.ndarray, rtol: float,
+                        atol: float) -> tuple[tuple[int, ...], float]:
+    """The index of the element that most exceeds ``atol + rtol * |b|``, and by what factor."""
+    with np.errstate(invalid="ignore"):
+        diff = np.where(np.equal(a, b), 0, np.abs(a.astype(np.float64) - b))
+        violation = diff / (atol + rtol * np.abs(b.astype(np.float64)) + 1e-20)
+    violation = np.where(np.isnan(violation), np.inf, violation)
+    index = np.unravel_index(int(np.argmax(violation)), violation.shape)
+    return tuple(int(i) for i in index), float(np.max(violation)) if violation.size else 0.0
+
+
+def locationError(a: Any, b: Any, index: Any, names: Sequence[str],  # noqa: N802
+                  maxError: bool = False) -> str:  # noqa: N803
+    """A line naming the element at ``index`` of both arrays (MXNet's message format)."""
+    maximum = "maximum " if maxError else ""
+    return (f"Location of {maximum}error: {index}, {names[0]}={float(a[index]):.8f}, "
+            f"{names[1]}={float(b[index]):.8f}")
+
+
+def assert_almost_equal(a: Any, b: Any, rtol: Any = None, atol: Any = None,
+                        names: tuple[str, str] = ("a", "b"), equal_nan: bool = False,
+                        use_broadcast: bool = True, mismatches: tuple[int, int] = (10, 10)) -> None:
     """Raise AssertionError unless ``a`` and ``b`` agree elementwise within the tolerances.
 
-    Accepts NDArrays, numpy arrays and scalars.  The message names both sides,
-    the shapes, the worst element's index and both values there.
+    Accepts NDArrays, numpy arrays and scalars.  ``rtol`` and ``atol`` are numbers,
+    dicts by dtype, or None for :func:`default_rtols` / :func:`default_atols` (the
+    larger of the two sides' entries).  Boolean arrays must be equal.  Shapes must
+    broadcast (be equal with ``use_broadcast=False``).  The message names both
+    sides, the shapes, how many elements differ, the worst one and both values
+    there.  ``mismatches`` is accepted for MXNet's signature.
     """
+    if not use_broadcast:
+        checkShapes(_with_dtype(a), _with_dtype(b))
+    rtol, atol = get_tols(a, b, rtol, atol)
     a, b = _to_numpy(a), _to_numpy(b)
     if a.shape != b.shape:
         try:
@@ -115,12 +306,16 @@ def assert_almost_equal(
             raise AssertionError(
                 f"{names[0]} has shape {a.shape} but {names[1]} has {b.shape}"
             ) from None
-    rtol, atol = _tolerance(a, b, _RTOL, rtol), _tolerance(a, b, _ATOL, atol)
+    if a.dtype == np.bool_ and b.dtype == np.bool_:
+        np.testing.assert_equal(a, b)
+        return
     if np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan):
         return
     a64, b64 = np.broadcast_arrays(a.astype(np.float64), b.astype(np.float64))
     excess = np.abs(a64 - b64) - (atol + rtol * np.abs(b64))
     excess = np.where(np.isnan(excess), np.inf, excess)
+    if equal_nan:
+        excess = np.where(np.isnan(a64) & np.isnan(b64), -np.inf, excess)
     worst = np.unravel_index(int(np.argmax(excess)), excess.shape) if excess.ndim else ()
     bad = int(np.count_nonzero(excess > 0))
     raise AssertionError(
@@ -131,30 +326,191 @@ def assert_almost_equal(
     )
 
 
+def assert_allclose(a: Any, b: Any, rtol: float = 1e-07, atol: float = 0,
+                    equal_nan: bool = True) -> None:
+    """:func:`assert_almost_equal` with numpy's ``assert_allclose`` defaults."""
+    assert_almost_equal(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def assert_almost_equal_with_err(a: Any, b: Any, rtol: Any = None, atol: Any = None,
+                                 etol: float | None = None, names: tuple[str, str] = ("a", "b"),
+                                 equal_nan: bool = False,
+                                 mismatches: tuple[int, int] = (10, 10)) -> None:
+    """Like :func:`assert_almost_equal`, but a fraction ``etol`` of the elements may
+    differ: with ``etol > 0`` it raises AssertionError only when more than that
+    fraction is outside the tolerances (NaNs count as mismatches), naming the
+    fraction and the worst element.  ``etol`` None or 0 is :func:`assert_almost_equal`."""
+    etol = get_etol(etol)
+    if etol <= 0:
+        assert_almost_equal(a, b, rtol=rtol, atol=atol, names=names, equal_nan=equal_nan)
+        return
+    rtol, atol = get_tols(a, b, rtol, atol)
+    a, b = _to_numpy(a), _to_numpy(b)
+    equals = np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    err = 1 - np.count_nonzero(equals) / equals.size
+    if err > etol:
+        a, b = np.broadcast_arrays(a, b)
+        index, rel = _find_max_violation(a, b, rtol, atol)
+        raise AssertionError(
+            f"Error {rel:f} exceeds tolerance rtol={rtol:e}, atol={atol:e} in {100 * err:f}% of "
+            f"the elements, more than etol={etol:g}.\n"
+            f"{locationError(a, b, index, names, maxError=True)}\n"
+            f"{names[0]}:\n{a}\n{names[1]}:\n{b}")
+
+
+def assert_almost_equal_ignore_nan(a: Any, b: Any, rtol: Any = None, atol: Any = None,
+                                   names: tuple[str, str] = ("a", "b")) -> None:
+    """:func:`assert_almost_equal` where an element that is NaN on either side is ignored."""
+    a, b = np.copy(_to_numpy(a)), np.copy(_to_numpy(b))
+    nan_mask = np.logical_or(np.isnan(a), np.isnan(b))
+    a[nan_mask] = 0
+    b[nan_mask] = 0
+    assert_almost_equal(a, b, rtol, atol, names)
+
+
+def assert_exception(f: Callable[..., Any], exception_type: Any, *args: Any,
+                     **kwargs: Any) -> None:
+    """Call ``f(*args, **kwargs)``; return if it raises ``exception_type``, raise
+    AssertionError if it returns, and let any other exception through."""
+    try:
+        f(*args, **kwargs)
+    except exception_type:
+        return
+    raise AssertionError(
+        f"{getattr(f, '__name__', f)!s} did not raise {getattr(exception_type, '__name__', exception_type)}")
+
+
+def compare_ndarray_tuple(t1: Any, t2: Any, rtol: Any = None, atol: Any = None) -> None:
+    """:func:`assert_almost_equal` over two (nested) tuples of arrays; None on either
+    side compares as equal (an optimizer without state)."""
+    if t1 is None or t2 is None:
+        return
+    if isinstance(t1, tuple):
+        for s1, s2 in zip(t1, t2):
+            compare_ndarray_tuple(s1, s2, rtol, atol)
+    else:
+        assert_almost_equal(t1, t2, rtol=rtol, atol=atol)
+
+
+def same_array(array1: Any, array2: Any) -> bool:
+    """Whether two NDArrays share memory: adds 1 to ``array1`` in place, looks whether
+    ``array2`` saw it, and takes the 1 away again."""
+    array1[:] += 1
+    if not same(array1.asnumpy(), array2.asnumpy()):
+        array1[:] -= 1
+        return False
+    array1[:] -= 1
+    return same(array1.asnumpy(), array2.asnumpy())
+
+
+def same_symbol_structure(sym1: Any, sym2: Any) -> bool:
+    """Whether the two symbols' graphs run the same operator at every node position."""
+    nodes1 = json.loads(sym1.tojson())["nodes"]
+    nodes2 = json.loads(sym2.tojson())["nodes"]
+    return all(n1["op"] == n2["op"] for n1, n2 in zip(nodes1, nodes2))
+
+
+def collapse_sum_like(a: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    """Sum ``a`` over the axes that broadcasting ``shape`` to ``a.shape`` added or
+    stretched, giving an array of ``shape`` (the gradient of a broadcast)."""
+    shape = tuple(shape)
+    assert len(a.shape) >= len(shape)
+    if np.prod(shape) == 0 or a.size == 0:
+        return np.zeros(shape, dtype=a.dtype)
+    lead = len(a.shape) - len(shape)
+    axes = list(range(lead))
+    for i, s in enumerate(shape):
+        if s != a.shape[i + lead]:
+            assert s == 1, f"shape {shape} does not broadcast to {a.shape}"
+            axes.append(i + lead)
+    return np.sum(a, axis=tuple(axes)).reshape(shape)
+
+
+def np_reduce(dat: np.ndarray, axis: Any, keepdims: bool,
+              numpy_reduce_func: Callable[..., Any]) -> np.ndarray:
+    """Reduce ``dat`` with ``numpy_reduce_func`` (``np.sum``, ``np.max`` ...) over
+    ``axis`` (an int, a sequence, or None for all), one axis at a time, keeping
+    the reduced axes as size 1 when ``keepdims``."""
+    if isinstance(axis, int):
+        axis = [axis]
+    else:
+        axis = list(axis) if axis is not None else list(range(len(dat.shape)))
+    ret = dat
+    for i in sorted(axis, reverse=True):
+        ret = numpy_reduce_func(ret, axis=i)
+    if keepdims:
+        keep = list(dat.shape)
+        for i in axis:
+            keep[i] = 1
+        ret = ret.reshape(tuple(keep))
+    return ret
+
+
+def random_arrays(*shapes: Sequence[int]) -> Any:
+    """Standard-normal numpy arrays of :func:`default_dtype`, one per shape (``()``
+    gives a 0-d array); a single shape gives the array itself, not a list."""
+    arrays = [np.array(np.random.randn(), dtype=default_dtype()) if len(s) == 0
+              else np.random.randn(*s).astype(default_dtype()) for s in shapes]
+    return arrays[0] if len(arrays) == 1 else arrays
+
+
+def random_uniform_arrays(*shapes: Sequence[int], **kwargs: Any) -> list[np.ndarray]:
+    """Numpy arrays uniform in [low, high) (keywords ``low=0.0``, ``high=1.0``,
+    ``dtype=default_dtype()``), one per shape, always as a list."""
+    low = kwargs.pop("low", 0.0)
+    high = kwargs.pop("high", 1.0)
+    dtype = kwargs.pop("dtype", default_dtype())
+    if kwargs:
+        raise TypeError(f"random_uniform_arrays got unexpected argument(s): {sorted(kwargs)}")
+    return [np.random.uniform(low, high, size=s).astype(dtype) for s in shapes]
+
+
+def random_sample(population: Sequence[Any], k: int) -> Any:
+    """``k`` elements of ``population`` in random order (numpy's global generator),
+    without replacement; ``population`` is left as it was."""
+    assert 0 <= k <= len(population)
+    population_copy = population[:]
+    np.random.shuffle(population_copy)
+    return population_copy[0:k]
+
+
 def rand_shape_nd(num_dim: int, dim: int = 10, allow_zero_size: bool = False) -> tuple[int, ...]:
     """A random shape of ``num_dim`` dimensions, each in [1, dim] (or [0, dim])."""
     low = 0 if allow_zero_size else 1
     return tuple(int(v) for v in np.random.randint(low, dim + 1, size=num_dim))
 
 
-def rand_shape_2d(dim0: int = 10, dim1: int = 10) -> tuple[int, int]:
-    """A random 2-D shape."""
-    return (int(np.random.randint(1, dim0 + 1)), int(np.random.randint(1, dim1 + 1)))
+def rand_shape_2d(dim0: int = 10, dim1: int = 10,
+                  allow_zero_size: bool = False) -> tuple[int, int]:
+    """A random 2-D shape, each size in [1, dim] (or [0, dim])."""
+    low = 0 if allow_zero_size else 1
+    return (int(np.random.randint(low, dim0 + 1)), int(np.random.randint(low, dim1 + 1)))
 
 
-def rand_shape_3d(dim0: int = 10, dim1: int = 10, dim2: int = 10) -> tuple[int, int, int]:
-    """A random 3-D shape."""
-    return rand_shape_2d(dim0, dim1) + (int(np.random.randint(1, dim2 + 1)),)
+def rand_shape_3d(dim0: int = 10, dim1: int = 10, dim2: int = 10,
+                  allow_zero_size: bool = False) -> tuple[int, int, int]:
+    """A random 3-D shape, each size in [1, dim] (or [0, dim])."""
+    low = 0 if allow_zero_size else 1
+    return rand_shape_2d(dim0, dim1, allow_zero_size) + (int(np.random.randint(low, dim2 + 1)),)
 
 
-def rand_ndarray(
-    shape: Sequence[int],
-    stype: str = "default",
-    density: float | None = None,
-    dtype: Any = None,
-    ctx: Context | None = None,
-) -> Any:
-    """An NDArray of ``shape`` with values uniform in [0, 1) (only dense storage)."""
+def rand_coord_2d(x_low: int, x_high: int, y_low: int, y_high: int) -> tuple[int, int]:
+    """A random point with ``x`` in [x_low, x_high) and ``y`` in [y_low, y_high)."""
+    x = np.random.randint(x_low, x_high, dtype=np.int64)
+    y = np.random.randint(y_low, y_high, dtype=np.int64)
+    return x, y
+
+
+def rand_ndarray(shape: Sequence[int], stype: str = "default", density: float | None = None,
+                 dtype: Any = None, modifier_func: Any = None, shuffle_csr_indices: bool = False,
+                 distribution: Any = None, ctx: Context | None = None) -> Any:
+    """An NDArray of ``shape`` with standard-normal values (MXNet's: :func:`random_arrays`
+    converted to ``dtype``, float32 by default) on ``ctx`` or :func:`default_context`.
+
+    dagnet arrays are dense: a ``stype`` other than ``'default'`` raises ValueError;
+    ``density``, ``modifier_func``, ``shuffle_csr_indices`` and ``distribution``
+    only apply to sparse storage and are ignored.
+    """
     if stype != "default":
         raise ValueError(
             f"rand_ndarray: storage type {stype!r} is not supported; dagnet "
@@ -162,8 +518,110 @@ def rand_ndarray(
         )
     from . import ndarray
 
-    values = np.random.uniform(size=shape).astype(dtype or np.float32)
-    return ndarray.array(values, ctx=ctx or default_context(), dtype=values.dtype)
+    values = random_arrays(tuple(shape))
+    return ndarray.array(values, ctx=ctx or default_context(),
+                         dtype=values.dtype if dtype is None else dtype)
+
+
+def assign_each(the_input: np.ndarray, function: Callable[[Any], Any] | None) -> np.ndarray:
+    """``function`` applied to each element of ``the_input`` (a float64 array of its
+    shape), or a copy of it when ``function`` is None."""
+    if function is None:
+        return np.array(the_input)
+    output = np.zeros(the_input.shape)
+    flat = output.reshape(-1)
+    for i, value in enumerate(np.asarray(the_input).reshape(-1)):
+        flat[i] = function(value)
+    return output
+
+
+def assign_each2(input1: np.ndarray, input2: np.ndarray,
+                 function: Callable[[Any, Any], Any] | None) -> np.ndarray:
+    """``function`` applied to each pair of elements of two arrays of one shape (a
+    float64 array), or a copy of ``input1`` when ``function`` is None."""
+    if function is None:
+        return np.array(input1)
+    assert input1.shape == input2.shape
+    output = np.zeros(input1.shape)
+    flat = output.reshape(-1)
+    pairs = zip(np.asarray(input1).reshape(-1), np.asarray(input2).reshape(-1))
+    for i, (v1, v2) in enumerate(pairs):
+        flat[i] = function(v1, v2)
+    return output
+
+
+def create_2d_tensor(rows: int, columns: int, dtype: Any = np.int64) -> Any:
+    """An NDArray of shape (rows, columns) whose row ``i`` holds ``i``."""
+    from . import ndarray
+
+    column = ndarray.arange(0, rows, dtype=dtype).reshape(rows, 1)
+    return ndarray.broadcast_to(column, shape=(rows, columns))
+
+
+def create_vector(size: int, dtype: Any = np.int64) -> Any:
+    """The NDArray ``0, 1, ..., size - 1``."""
+    from . import ndarray
+
+    return ndarray.arange(0, size, dtype=dtype)
+
+
+def get_identity_mat(size: int) -> Any:
+    """The float32 identity matrix of ``size``, as an NDArray."""
+    from . import ndarray
+
+    mat = ndarray.zeros((size, size))
+    for i in range(size):
+        mat[i, i] = 1
+    return mat
+
+
+def get_identity_mat_batch(size: int) -> Any:
+    """Two identity matrices of ``size`` stacked, shape (2, size, size)."""
+    from . import ndarray
+
+    eye = get_identity_mat(size).asnumpy()
+    return ndarray.array(np.stack([eye, eye]))
+
+
+def new_matrix_with_real_eigvals_2d(n: int) -> np.ndarray:
+    """A random well-conditioned n x n matrix with real eigenvalues in [-10, 10)."""
+    while True:
+        diag = np.diag(np.random.uniform(-1.0, 1.0, n))
+        v = np.random.uniform(-1.0, 1.0, n).reshape(n, 1)
+        v = v / np.linalg.norm(v, axis=-2, keepdims=True)
+        householder = np.eye(n) - 2 * np.matmul(v, v.T)
+        q = np.matmul(householder, diag)
+        if np.linalg.cond(q, 2) < 3:
+            break
+    eig = np.diag(np.random.uniform(-10.0, 10.0, n))
+    return np.matmul(np.matmul(np.linalg.inv(q), eig), q)
+
+
+def new_matrix_with_real_eigvals_nd(shape: Sequence[int]) -> np.ndarray:
+    """A batch of :func:`new_matrix_with_real_eigvals_2d` of ``shape`` (..., n, n)."""
+    count = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_matrix_with_real_eigvals_2d(shape[-1])
+                     for _ in range(count)]).reshape(shape)
+
+
+def new_orthonormal_matrix_2d(n: int) -> np.ndarray:
+    """A random n x n orthonormal matrix."""
+    x = np.random.randn(n, n)
+    return np.linalg.qr(np.matmul(x.T, x))[0]
+
+
+def new_sym_matrix_with_real_eigvals_2d(n: int) -> np.ndarray:
+    """A random symmetric n x n matrix with eigenvalues in [-10, 10)."""
+    q = new_orthonormal_matrix_2d(n)
+    eig = np.diag(np.random.uniform(-10.0, 10.0, n))
+    return np.matmul(np.matmul(q.T, eig), q)
+
+
+def new_sym_matrix_with_real_eigvals_nd(shape: Sequence[int]) -> np.ndarray:
+    """A batch of :func:`new_sym_matrix_with_real_eigvals_2d` of ``shape`` (..., n, n)."""
+    count = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+    return np.array([new_sym_matrix_with_real_eigvals_2d(shape[-1])
+                     for _ in range(count)]).reshape(shape)
 
 
 def check_symbolic_forward(sym: Any, location: Any, expected: Any, rtol: float = 1e-4,
@@ -392,3 +850,176 @@ def check_consistency(
                 names=(f"{op.name} output {index} on {ctx}", f"on {ctx_list[0]}"),
             )
     return results
+
+
+def simple_forward(sym: Any, ctx: Context | None = None, is_train: bool = False,
+                   **inputs: Any) -> Any:
+    """Bind ``sym`` to the numpy arrays given by argument name, run one forward pass and
+    return the output as a numpy array (a list of them when there are several)."""
+    from . import ndarray
+
+    ctx = ctx or default_context()
+    args = {name: ndarray.array(value) for name, value in inputs.items()}
+    exe = sym.bind(ctx, args=args)
+    exe.forward(is_train=is_train)
+    outputs = [x.asnumpy() for x in exe.outputs]
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str = "default",
+                      g_stype: str = "default", rtol: float = 1e-4, atol: float = 1e-5,
+                      compare_states: bool = True, ntensors: int = 1) -> None:
+    """Run one update of ``opt1`` and one of ``opt2`` on the same random weight and
+    gradient (uniform in [0, 1)) and assert the states and weights agree.
+
+    ``shape`` is one shape, or a list of ``ntensors`` shapes: then ``opt2`` updates
+    all the tensors in one multi-tensor call and ``opt1`` one at a time.  dagnet
+    arrays are dense: a storage type other than ``'default'`` raises ValueError.
+    """
+    import copy
+
+    from . import random
+
+    for stype in (w_stype, g_stype):
+        if stype != "default":
+            raise ValueError(f"compare_optimizer: storage type {stype!r} is not supported; "
+                             f"dagnet arrays are dense (stype='default')")
+    ctx = default_context()
+    if not isinstance(shape, list):
+        assert ntensors == 1
+        w2 = random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        w1 = w2.copyto(ctx)
+        g2 = random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        g1 = g2.copyto(ctx)
+        state1 = opt1.create_state_multi_precision(0, w1)
+        state2 = opt2.create_state_multi_precision(0, w2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2)
+        opt1.update_multi_precision(0, w1, g1, state1)
+        opt2.update_multi_precision(0, w2, g2, state2)
+        if compare_states:
+            compare_ndarray_tuple(state1, state2, rtol=rtol, atol=atol)
+        assert_almost_equal(w1, w2, rtol=rtol, atol=atol)
+        return
+    w1 = tuple(random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    g1 = tuple(random.uniform(shape=s, ctx=ctx, dtype=dtype) for s in shape)
+    w2, g2 = copy.deepcopy(w1), copy.deepcopy(g1)
+    states2 = [opt2.create_state_multi_precision(0, w2[i]) for i in range(ntensors)]
+    opt2.update_multi_precision(list(range(ntensors)), w2, g2, states2)
+    for i in range(ntensors):
+        state1 = opt1.create_state_multi_precision(i, w1[i])
+        opt1.update_multi_precision(i, w1[i], g1[i], state1)
+        if compare_states:
+            compare_ndarray_tuple(state1, states2[i], rtol, atol)
+        compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
+
+
+def retry(n: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a stochastic test to run up to ``n`` times until it passes: an
+    AssertionError on the last try propagates, any other error at once."""
+    assert n > 0
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> None:
+            from .ndarray import waitall
+
+            for i in range(n):
+                try:
+                    f(*args, **kwargs)
+                    return
+                except AssertionError:
+                    if i == n - 1:
+                        raise
+                    waitall()
+
+        return wrapper
+
+    return decorate
+
+
+@contextlib.contextmanager
+def environment(*args: Any) -> Iterator[None]:
+    """Set environment variables for a ``with`` block or a decorated function.
+
+    ``environment(name, value)`` or ``environment({name: value, ...})``; a value of
+    None unsets the variable.  Afterwards (also on an exception) all pushed work is
+    waited for and every named variable is restored: set to its old value, or
+    unset if it was unset.
+    """
+    if len(args) == 1 and isinstance(args[0], dict):
+        env_vars = dict(args[0])
+    else:
+        assert len(args) == 2, "Expecting one dict arg or two args: env var name and value"
+        env_vars = {args[0]: args[1]}
+
+    def apply(values: Mapping[str, str | None]) -> None:
+        for name, value in values.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    snapshot = {name: os.environ.get(name) for name in env_vars}
+    try:
+        apply(env_vars)
+        yield
+    finally:
+        from .ndarray import waitall
+
+        try:
+            waitall()  # work pushed inside may still read the variables
+        finally:
+            apply(snapshot)
+
+
+@contextlib.contextmanager
+def discard_stderr() -> Iterator[None]:
+    """Send everything written to the process's standard error (file descriptor 2,
+    so output of native code too) to ``os.devnull`` for a ``with`` block."""
+    with open(os.devnull, "w") as bit_bucket:
+        try:
+            stderr_fileno = sys.stderr.fileno()
+        except (AttributeError, OSError, ValueError):
+            # stderr is not a real file (a captured stream): nothing to redirect
+            yield
+            return
+        sys.stderr.flush()
+        old_stderr = os.dup(stderr_fileno)
+        try:
+            os.dup2(bit_bucket.fileno(), stderr_fileno)
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(old_stderr, stderr_fileno)
+            os.close(old_stderr)
+
+
+def is_cd_run() -> bool:
+    """Whether the tests run as part of a continuous-delivery job (``CD_JOB=1``)."""
+    return os.environ.get("CD_JOB", 0) == "1"
+
+
+def is_aarch64_run() -> bool:
+    """Whether the tests run on an aarch64 machine."""
+    return platform.machine() == "aarch64"
+
+
+class DummyIter(DataIter):
+    """A data iterator that returns the first batch of ``real_iter`` forever (for
+    timing a model without the cost of reading data)."""
+
+    def __init__(self, real_iter: Any):
+        super().__init__()
+        self.real_iter = real_iter
+        self.provide_data = real_iter.provide_data
+        self.provide_label = real_iter.provide_label
+        self.batch_size = real_iter.batch_size
+        self.the_batch = next(real_iter)
+
+    def __iter__(self) -> DummyIter:
+        return self
+
+    def next(self) -> Any:
+        """The first batch of the real iterator, again; never raises StopIteration."""
+        return self.the_batch
