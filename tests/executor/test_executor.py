@@ -245,6 +245,21 @@ def test_reshape_shares_parameters(plan):
     assert wide.arg_dict["fc_weight"].shape == (3, 2)
 
 
+def test_a_smaller_reshaped_executor_writes_into_the_outputs_it_shares():
+    net = _fc(3)
+    ex = net.simple_bind(mx.cpu(), data=(5, 4), grad_req="null")
+    ex.arg_dict["fc_weight"][:] = 1
+    ex.arg_dict["fc_bias"][:] = 0
+    small = ex.reshape(data=(3, 4))
+    small.forward(data=np.ones((3, 4)))
+    np.testing.assert_array_equal(small.outputs[0].asnumpy(), 4)
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy()[:3], 4)  # the same memory
+    big = ex.reshape(allow_up_sizing=True, data=(6, 4))
+    big.forward(data=np.full((6, 4), 2.0))
+    assert big.outputs[0].shape == (6, 3)  # too large to share: memory of its own
+    np.testing.assert_array_equal(ex.outputs[0].asnumpy()[:3], 4)
+
+
 def test_monitor_callback_sees_every_output(engine_name):
     net = mx.sym.Activation(_fc(2), act_type="relu", name="relu")
     ex = net.simple_bind(mx.cpu(), data=(1, 2))

@@ -33,7 +33,7 @@ from ..runtime import (
     stream_scope,
     unique_vars,
 )
-from ._graph import COPY, INNER, OP, ZERO, Graph
+from ._graph import COPY, INNER, OP, OUTPUT, ZERO, Graph
 from ._plan import Plan, plan_memory
 
 __all__ = ["Executor", "UnknownArgumentError"]
@@ -71,16 +71,19 @@ class Executor:
                                        [c.nbytes for c in shared])
         self._storages = list(shared[:self._plan.num_shared]) + [
             new_chunk(max(size, 1), dev, eng) for size in self._plan.sizes[self._plan.num_shared:]]
-        self._arrays = self._buffer_arrays(eng)
+        self._arrays = self._buffer_arrays(
+            eng, shared_exec.outputs if isinstance(shared_exec, Executor) else [])
         self.outputs = [self._arrays[b] for b in graph.outputs]
         self._heads = [None if h is None else self._arrays[h] for h in graph.heads]
         self._operators: dict[tuple[bool, bool, int], list[Any]] = {}
 
     # -- buffers ------------------------------------------------------------------
-    def _buffer_arrays(self, eng: Any) -> list[NDArray]:
+    def _buffer_arrays(self, eng: Any, shared_outputs: list[NDArray]) -> list[NDArray]:
         """An NDArray for every buffer: the user's arrays for external ones, views of
         the planned blocks for inner ones (one view per block, shape and dtype, so an
-        output computed in place is the very array of its input)."""
+        output computed in place is the very array of its input).  An output fitting in
+        the same output of the executor this one shares memory with views that output's
+        memory, as MXNet's reshaped executors do."""
         graph, dev = self._graph, self._dev
         arrays: list[Any] = [None] * len(graph.buffers)
         for b, array in zip(graph.args, self.arg_arrays):
@@ -100,6 +103,10 @@ class Executor:
                 if key not in views:
                     views[key] = wrap_chunk(self._storages[st], 0, buffer.shape, buffer.dtype)
                 arrays[buffer.index] = views[key]
+            elif buffer.kind == OUTPUT and _fits(buffer, shared_outputs):
+                old = shared_outputs[buffer.position]
+                arrays[buffer.index] = wrap_chunk(old._chunk, old._offset, buffer.shape,
+                                                  buffer.dtype)
             else:  # outputs and head gradients: arrays of their own that outlive a call
                 array = new_array(buffer.shape, buffer.dtype, dev, eng)
                 array._xp()[...] = 0
@@ -396,6 +403,16 @@ def _fan_out(functions: list[EngineFunction]) -> list[int]:
     for writer, uses in open_uses.values():
         fans[writer] = max(fans[writer], uses)
     return fans
+
+
+def _fits(buffer: Any, shared_outputs: list[NDArray]) -> bool:
+    """Whether output ``buffer`` can view the shared executor's output of its position:
+    the same dtype, no more bytes, and that output contiguous."""
+    if buffer.position >= len(shared_outputs):
+        return False
+    old = shared_outputs[buffer.position]
+    return (old._dtype == buffer.dtype and old._strides is None
+            and buffer.nbytes <= old.size * old._dtype.itemsize)
 
 
 def _bulked_operator(eng: Any, segment: list[EngineFunction]) -> Any:
