@@ -57,10 +57,9 @@ _KEYS: dict[str, Key] = {
         Key("engine", str, "threaded_per_device",
             "execution engine: naive, threaded, threaded_per_device or a plugin's engine"),
         Key("cpu_workers", int, 1,
-            "worker threads per CPU device for the threaded engines (MXNet's "
-            "MXNET_CPU_WORKER_NTHREADS, also read); 0 means one per core. One, as in MXNet: "
-            "kernels use BLAS threads of their own, and Python workers beside a busy "
-            "pushing thread mostly trade the interpreter lock",
+            "worker threads per CPU device for the threaded engines, 0 for one per core "
+            "(MXNet's MXNET_CPU_WORKER_NTHREADS is read too; one by default, as there: "
+            "kernels have BLAS threads of their own)",
             lambda v: None if v >= 0 else "must be 0 (one per core) or more"),
         Key("engine_max_pending", int, 16,
             "functions a pushing thread may have outstanding on a threaded engine before a "
