@@ -403,6 +403,14 @@ def test_chi_square_check_continuous_and_discrete():
     p, obs, _ = tu.chi_square_check(lambda n: rng.integers(0, 3, size=n), [0, 1, 2],
                                     [1 / 3] * 3, 9000)
     assert obs.sum() == 9000
+    # expected counts truncated to integers (3333 each) need not sum to nsamples
+    buckets3, probs3 = tu.gen_buckets_probs_with_ppf(lambda q: q, 3)
+    p, obs, expected = tu.chi_square_check(lambda n: mx.nd.array(rng.uniform(size=n)),
+                                           buckets3, probs3, 10000)
+    assert list(expected) == [3333] * 3 and obs.sum() == 10000 and 0 <= p <= 1
+    scipy_stats = pytest.importorskip("scipy.stats")
+    want = scipy_stats.chisquare(obs, expected * (10000 / expected.sum())).statistic
+    assert want == pytest.approx(float(((obs - expected) ** 2 / expected).sum()), rel=1e-3)
     with pytest.raises(AssertionError):  # overlapping buckets
         tu.chi_square_check(lambda n: rng.uniform(size=n), [(0, 0.6), (0.5, 1)], [0.5, 0.5])
 
