@@ -361,6 +361,13 @@ def test_is_cd_run_and_aarch64(monkeypatch):
     assert isinstance(tu.is_aarch64_run(), bool)
 
 
+def test_no_tvm_ops_so_every_op_runs():
+    assert tu.has_tvm_ops() is False
+    assert tu.is_op_runnable() is True
+    with mx.gpu(0):
+        assert tu.is_op_runnable() is True
+
+
 def test_dummy_iter_repeats_the_first_batch():
     data = np.arange(12.0).reshape(6, 2)
     real = mx.io.NDArrayIter(data, batch_size=2)
