@@ -11,7 +11,6 @@ import pytest
 import dagnet as mx
 from dagnet import test_utils as tu
 
-
 # --- tolerances -------------------------------------------------------------
 
 

@@ -7,7 +7,8 @@ import threading
 
 from ._errors import ContextError
 
-__all__ = ["Context", "ContextError", "cpu", "gpu", "num_gpus", "current_context"]
+__all__ = ["Context", "ContextError", "cpu", "gpu", "num_gpus", "current_context",
+           "set_current_context"]
 
 # Each thread has its own stack of ``with ctx:`` devices, as MXNet's default context is
 # thread-local: a worker thread entering ``with gpu(1):`` must not move other threads' work.
@@ -84,6 +85,20 @@ def current_context() -> Context:
     """The calling thread's innermost ``with ctx:`` device, or ``cpu(0)``."""
     stack = _default_stack()
     return stack[-1] if stack else cpu()
+
+
+def set_current_context(ctx: Context) -> None:
+    """Make ``ctx`` the calling thread's current context: inside a ``with other:`` block
+    it replaces ``other`` until the block ends; outside any block it stays until set
+    again (what MXNet's ``test_utils.set_default_context`` does)."""
+    if not isinstance(ctx, Context):
+        raise TypeError(f"set_current_context takes a Context such as dagnet.cpu(), got "
+                        f"{type(ctx).__name__} {ctx!r}")
+    stack = _default_stack()
+    if stack:
+        stack[-1] = ctx
+    else:
+        stack.append(ctx)
 
 
 def num_gpus() -> int:

@@ -126,6 +126,7 @@ __all__ = [
 
 _INT_DTYPES = (np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
 # MXNet's tables: floats by precision, integers and booleans compared exactly.
+_FLOAT64 = np.dtype(np.float64)
 _RTOL = {np.dtype(np.float16): 1e-2, np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-5,
          **{np.dtype(t): 0 for t in _INT_DTYPES}}
 _ATOL = {np.dtype(np.float16): 1e-1, np.dtype(np.float32): 1e-3, np.dtype(np.float64): 1e-20,
@@ -171,17 +172,9 @@ def set_default_context(ctx: Context) -> None:
     As in MXNet, it replaces the current default: inside a ``with other:`` block
     it lasts until the block ends, outside any block until it is set again.
     """
-    from .context import current_context
+    from .context import set_current_context
 
-    if not isinstance(ctx, Context):
-        raise TypeError(f"set_default_context takes a Context, got {type(ctx).__name__}")
-    # The default is the top of the thread's stack of entered contexts: leave the
-    # innermost one (there is none when nothing was entered) and enter ``ctx``.
-    try:
-        current_context().__exit__(None, None, None)
-    except IndexError:
-        pass
-    ctx.__enter__()
+    set_current_context(ctx)
 
 
 def list_gpus() -> range:
@@ -229,12 +222,12 @@ def get_tols(x: Any, y: Any, rtol: Any, atol: Any) -> tuple[float, float]:
     return rtol, atol
 
 
-def get_atol(atol: float | None = None, dtype: Any = np.dtype(np.float64)) -> float:
+def get_atol(atol: float | None = None, dtype: Any = _FLOAT64) -> float:
     """``atol``, or the default absolute tolerance of ``dtype`` when it is None."""
     return _ATOL[np.dtype(dtype)] if atol is None else atol
 
 
-def get_rtol(rtol: float | None = None, dtype: Any = np.dtype(np.float64)) -> float:
+def get_rtol(rtol: float | None = None, dtype: Any = _FLOAT64) -> float:
     """``rtol``, or the default relative tolerance of ``dtype`` when it is None."""
     return _RTOL[np.dtype(dtype)] if rtol is None else rtol
 
@@ -378,8 +371,8 @@ def assert_exception(f: Callable[..., Any], exception_type: Any, *args: Any,
         f(*args, **kwargs)
     except exception_type:
         return
-    raise AssertionError(
-        f"{getattr(f, '__name__', f)!s} did not raise {getattr(exception_type, '__name__', exception_type)}")
+    expected = getattr(exception_type, "__name__", exception_type)
+    raise AssertionError(f"{getattr(f, '__name__', f)!s} did not raise {expected}")
 
 
 def compare_ndarray_tuple(t1: Any, t2: Any, rtol: Any = None, atol: Any = None) -> None:
