@@ -26,12 +26,17 @@ from ._base import (
     current_block,
     interruptible_wait,
 )
+from ._bulk import bulk, bulk_listeners, bulk_state, set_bulk_size
 from ._selection import create, current, get, names
 from ._tracked import TrackedEngine
 from ._workers import WorkerPool
 
 __all__ = [
     "Block",
+    "bulk",
+    "bulk_listeners",
+    "bulk_state",
+    "set_bulk_size",
     "Engine",
     "TrackedEngine",
     "WorkerPool",

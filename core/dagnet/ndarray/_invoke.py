@@ -27,15 +27,18 @@ from .. import plugins as _plugins
 from .._errors import DagnetError, DTypeError, OperatorError, ShapeError
 from ..context import Context, current_context
 from ..engine import FnProperty
+from ..engine import bulk_state as _bulk_state
 from ..operator import Op, OpReqType, get_op
 from ..runtime import (
     Chunk,
+    bulk_or_push,
     check_write,
     current_engine,
     device_of,
     hooks,
     kernel_function,
     mode,
+    pushing_engine,
     request_resources,
     stream_scope,
 )
@@ -342,7 +345,7 @@ class PreparedCall:
             info = self._infer(inputs, key)
         shapes, dtypes, sizes = info
         kernel = self.kernels.get(dev.device_type) or self._kernel(dev.device_type)
-        eng = current_engine()
+        eng = pushing_engine()
         reqs = self.reqs
         copies = None
         requested = ()
@@ -385,7 +388,11 @@ class PreparedCall:
                               outs if out is not None or not self.simple else [result], out)
         compute = kernel_function(kernel, self.attrs, mode.training, requested, dev.xp, in_data,
                                   reqs, out_data, copies)
-        eng.push_sync(compute, dev.ctx, reads, writes, _NORMAL, 0, self.name)
+        if _bulk_state.size <= 1:
+            eng.push_sync(compute, dev.ctx, reads, writes, _NORMAL, 0, self.name)
+        else:  # bundled with the calls around it (dagnet.engine.bulk)
+            bulk_or_push(eng, compute, dev.ctx, reads, writes, self.name,
+                         [*inputs, *(outs if out is not None or not self.simple else [result])])
         return result
 
     def run_into(self, inputs: Sequence[NDArray], outs: Sequence[NDArray],

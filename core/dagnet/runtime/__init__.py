@@ -16,7 +16,15 @@ installation can do under MXNet's feature names (:class:`Features`, as
 from __future__ import annotations
 
 from ._bulk import EngineFunction, bulk_function, unique_vars
-from ._chunk import Chunk, current_engine, flush_graveyard, new_chunk
+from ._chunk import (
+    Chunk,
+    bulk_or_push,
+    current_engine,
+    flush_bulk,
+    flush_graveyard,
+    new_chunk,
+    pushing_engine,
+)
 from ._device import Device, device_of
 from ._features import Feature, Features, feature_list
 from ._kernel import kernel_function, request_resources
@@ -45,7 +53,8 @@ from ._tape import (
 __all__ = [
     "AutogradError", "Chunk", "Device", "EngineFunction", "Feature", "Features", "GRAD_REQS",
     "Variable", "feature_list",
-    "bulk_function", "check_write", "unique_vars",
+    "bulk_function", "bulk_or_push", "check_write", "flush_bulk", "pushing_engine",
+    "unique_vars",
     "current_engine", "device_of", "entry_of", "flush_graveyard", "forget_chunk", "hooks",
     "in_graph", "install_recorder", "is_recording", "is_training", "kernel_function",
     "mark_variable", "mode", "new_chunk", "remember_chunk", "request_resources",

@@ -12,14 +12,19 @@ from __future__ import annotations
 import atexit
 import gc
 import sys
+import threading
 from typing import Any
 
 from .. import config as _config
 from .. import engine as _engine_module
 from ..context import Context
+from ._bulk import EngineFunction, bulk_function
 from ._device import Device
 
-__all__ = ["current_engine", "Chunk", "new_chunk", "flush_graveyard"]
+__all__ = ["current_engine", "pushing_engine", "bulk_or_push", "flush_bulk", "Chunk",
+           "new_chunk", "flush_graveyard"]
+
+_NORMAL = _engine_module.FnProperty.NORMAL
 
 
 # -- the engine, without re-reading the configuration on every call --------------
@@ -34,7 +39,18 @@ _cache_engine: Any = None
 
 
 def current_engine() -> Any:
-    """The engine that array work goes to now (what ``dagnet.engine.current()`` says)."""
+    """The engine that array work goes to now (what ``dagnet.engine.current()`` says).
+
+    Operator calls this thread bundled (:func:`bulk_or_push`) are pushed first, so
+    whatever the caller pushes or waits for comes after them."""
+    if _pending.steps:
+        flush_bulk()
+    return pushing_engine()
+
+
+def pushing_engine() -> Any:
+    """:func:`current_engine` without pushing the bundled calls first: for the
+    operator call that may join the bundle."""
     global _cache_generation, _cache_engine
     if len(_graveyard) >= _GRAVEYARD_BATCH and not _collecting:
         flush_graveyard()
@@ -45,6 +61,57 @@ def current_engine() -> Any:
     eng = _engine_module.current()  # finishes the previous engine's work if it changed
     _cache_generation, _cache_engine = generation, eng
     return eng
+
+
+# -- bulk execution of operator calls (MXNet's engine.bulk) --------------------------
+class _Pending(threading.local):
+    """This thread's bundled operator calls, the engine they go to, and the arrays they
+    use: held until the bundle is pushed, so their memory cannot be freed (and handed
+    out again) before the functions using it are on the engine."""
+
+    steps: list | None = None
+    held: list | None = None
+    ctx: Any = None
+    engine: Any = None
+
+
+_pending = _Pending()
+_bulk_state = _engine_module.bulk_state
+
+
+def bulk_or_push(eng: Any, fn: Any, ctx: Any, reads: list, writes: list, name: str,
+                 arrays: list) -> None:
+    """Push an operator call, or add it to this thread's bundle when
+    ``dagnet.engine.set_bulk_size`` asks for bundles; ``arrays`` are the arrays it uses."""
+    size = _bulk_state.size
+    if size <= 1:
+        eng.push_sync(fn, ctx, reads, writes, _NORMAL, 0, name)
+        return
+    pending = _pending
+    if pending.steps and (ctx != pending.ctx or eng is not pending.engine):
+        flush_bulk()
+    if not pending.steps:
+        pending.steps, pending.held, pending.ctx, pending.engine = [], [], ctx, eng
+    pending.steps.append(EngineFunction(fn, reads, writes, name))
+    pending.held.extend(arrays)
+    if len(pending.steps) >= size:
+        flush_bulk()
+
+
+def flush_bulk() -> None:
+    """Push this thread's bundled operator calls as one engine function."""
+    pending = _pending
+    steps, held = pending.steps, pending.held
+    if not steps:
+        return
+    pending.steps = pending.held = None
+    merged = bulk_function(steps, "operator")
+    pending.engine.push_sync(merged.fn, pending.ctx, merged.reads, merged.writes, _NORMAL, 0,
+                             merged.name)
+    del held  # the arrays may go now: their uses are on the engine
+
+
+_engine_module.bulk_listeners.append(flush_bulk)
 
 
 # -- chunks --------------------------------------------------------------------------
