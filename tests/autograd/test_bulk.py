@@ -33,7 +33,7 @@ def test_backward_operators_are_pushed_in_bulks(naive_pushes, bulk, bulks):
     assert len(pushed) == 1 + bulks + 1, pushed
     assert pushed[0] == "_set_value" and pushed[-1] == "_grad_add"
     if bulk == 15:
-        assert pushed[1].endswith("(6 backward operators)")
+        assert pushed[1].endswith("(6 operators)")
 
 
 def test_bulked_and_unbulked_backward_agree(engine_name):
@@ -84,4 +84,4 @@ def test_a_failing_backward_operator_is_named(engine_name, broken_gradient):
         x.grad.asnumpy()
     original = caught.value.original
     assert isinstance(original, ValueError)
-    assert "raised by backward operator '_backward_triple'" in original.__notes__
+    assert "raised by operator '_backward_triple'" in original.__notes__

@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import config
-from ..engine import FnProperty
+from ..engine import bulk_state, set_bulk_size
 from ..ndarray import NDArray, PreparedCall, assign, new_array
 from ..operator import NodeFacts, OpReqType, get_op, plan_backward
-from ..runtime import EngineFunction, bulk_function, current_engine, stream_scope
+from ..runtime import bulk_or_push, pushing_engine, stream_scope
 from ._errors import (
     AutogradArgumentError,
     AutogradError,
@@ -204,44 +204,6 @@ def _free(order: Sequence[Node]) -> None:
 
 
 # -- running the gradient rules -------------------------------------------------------
-class _Segment:
-    """The backward pass's engine functions, pushed in bulks of up to ``exec_bulk_size``
-    (MXNet bulks the backward pass too): one push per bulk instead of one per operator.
-
-    It takes pushes as an engine does (``push_sync``).  The arrays a function uses are
-    held (:meth:`hold`) until its bulk is pushed, so their memory cannot go back to the
-    pool, and be handed out again, before the function is on the engine.
-    """
-
-    def __init__(self) -> None:
-        self.limit = int(config.get("exec_bulk_size"))
-        self.steps: list[EngineFunction] = []
-        self.ctx: Any = None
-        self.held: list[NDArray] = []
-
-    def hold(self, arrays: Sequence[NDArray]) -> None:
-        self.held.extend(arrays)
-
-    def push_sync(self, fn: Callable[[Any], None], ctx: Any, const_vars: Sequence[Any],
-                  mutate_vars: Sequence[Any], prop: Any = None, priority: int = 0,
-                  name: str | None = None) -> None:
-        if self.steps and ctx != self.ctx:
-            self.flush()
-        self.ctx = ctx
-        self.steps.append(EngineFunction(fn, const_vars, mutate_vars, name or "backward"))
-        if len(self.steps) >= self.limit:
-            self.flush()
-
-    def flush(self) -> None:
-        """Push what was collected as one engine function."""
-        if not self.steps:
-            return
-        bulk = bulk_function(self.steps, "backward operator")
-        current_engine().push_sync(bulk.fn, self.ctx, bulk.reads, bulk.writes,
-                                   FnProperty.NORMAL, 0, bulk.name)
-        self.steps, self.held = [], []
-
-
 class _RecordedGraph:
     """How the gradient builder reads a recorded graph (:class:`dagnet.operator.GraphView`)."""
 
@@ -290,12 +252,13 @@ def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[
             seeds[k] if seeds[k] is not None else _ones(shape, dtype, dev))
     recording = set_recording(False)
     training = set_training(train_mode)
-    segment = _Segment()
+    # the backward operators go to the engine in bundles, as MXNet bulks its backward pass
+    bulk = set_bulk_size(max(int(config.get("exec_bulk_size")), bulk_state.size))
     try:
         for step in plan.steps:
-            _backward_step(step, grads, direct, segment)
+            _backward_step(step, grads, direct)
     finally:
-        segment.flush()
+        set_bulk_size(bulk)  # pushes what is bundled, unless the caller bulks too
         set_recording(recording)
         set_training(training)
     return {var: grads.get((var, 0), []) for var in reached}
@@ -318,19 +281,16 @@ def _reached(plan: Any, entries: list[tuple], wanted: Callable[[Any], bool]) -> 
     return reached
 
 
-def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None,
-                   segment: _Segment) -> None:
-    """Push one node's backward into ``segment``; its results join the parts of the
-    entries they feed."""
+def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) -> None:
+    """Push one node's backward; its results join the parts of the entries they feed."""
     node = step.node
     call, dev = node.call, node.dev
     head_grads = []
     if "out_grad" in step.rule.uses:
         for k in range(call.n_visible):
             shape, dtype = node.out_meta[k]
-            head_grads.append(_total(grads.pop((node, k), None), shape, dtype, dev, segment))
-    if call.__class__ is FunctionCall:
-        segment.flush()  # its backward is Python code pushing on its own
+            head_grads.append(_total(grads.pop((node, k), None), shape, dtype, dev))
+    if call.__class__ is FunctionCall:  # Python code: what it pushes follows the bundle
         _function_step(step, call.function.gradients(node, head_grads), grads, direct)
         return
     sources = {"out_grad": head_grads, "in_data": node.inputs, "out_data": node.outputs}
@@ -355,9 +315,7 @@ def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None,
         outs.append(new_array(shape, dtype, dev))
         reqs.append(_NULL if entry is None else _WRITE)
         routes.append(entry)
-    segment.hold(inputs)
-    segment.hold(outs)
-    _gradient_call(call).run_into(inputs, outs, reqs, segment)
+    _gradient_call(call).run_into(inputs, outs, reqs)
     for out, route in zip(outs, routes):
         if route.__class__ is Variable:
             direct[route] = True
@@ -388,8 +346,7 @@ def _gradient_call(call: Any) -> Any:
     return backward_call
 
 
-def _total(parts: list[NDArray] | None, shape: tuple, dtype: Any, dev: Any,
-           segment: _Segment) -> NDArray:
+def _total(parts: list[NDArray] | None, shape: tuple, dtype: Any, dev: Any) -> NDArray:
     """The sum of ``parts`` (zeros when none reached this entry)."""
     if not parts:
         array = new_array(shape, dtype, dev)
@@ -398,14 +355,13 @@ def _total(parts: list[NDArray] | None, shape: tuple, dtype: Any, dev: Any,
     if len(parts) == 1:
         return parts[0]
     array = new_array(shape, dtype, dev)
-    segment.hold(parts)
-    _write_sum(array, parts, add=False, engine=segment)
+    _write_sum(array, parts, add=False)
     return array
 
 
-def _write_sum(target: NDArray, parts: Sequence[NDArray], add: bool, engine: Any = None) -> None:
-    """Push ``target = sum(parts)`` (``add``: ``target += sum(parts)``) to ``engine``
-    (default: the current engine)."""
+def _write_sum(target: NDArray, parts: Sequence[NDArray], add: bool) -> None:
+    """Push ``target = sum(parts)`` (``add``: ``target += sum(parts)``), bundled with the
+    operator calls around it when the thread bulks."""
     dev = target._chunk.dev
     views = [p._xp() for p in parts]
     out = target._xp()
@@ -420,6 +376,5 @@ def _write_sum(target: NDArray, parts: Sequence[NDArray], add: bool, engine: Any
             else:
                 out[...] = total
 
-    (engine or current_engine()).push_sync(write, dev.ctx, [p._chunk.var for p in parts],
-                                           [target._chunk.var], FnProperty.NORMAL, 0,
-                                           "_grad_add")
+    bulk_or_push(pushing_engine(), write, dev.ctx, [p._chunk.var for p in parts],
+                 [target._chunk.var], "_grad_add", [*parts, target])

@@ -396,14 +396,12 @@ class PreparedCall:
         return result
 
     def run_into(self, inputs: Sequence[NDArray], outs: Sequence[NDArray],
-                 reqs: Sequence[OpReqType], engine: Any = None) -> None:
+                 reqs: Sequence[OpReqType]) -> None:
         """Push the kernel on ``inputs`` into the given ``outs`` with write modes ``reqs``.
 
         No shape inference and no input count check: the caller allocated the outputs and
         chose the inputs (autograd runs backward operators this way: they read what the
         forward op's ``Gradient.uses`` names and write the forward inputs' gradients).
-        ``engine``: where to push (anything with the engine's ``push_sync``; default the
-        current engine).
         """
         dev = inputs[0]._chunk.dev if inputs else self._device(inputs, None)
         for array in inputs:
@@ -416,8 +414,8 @@ class PreparedCall:
         requested = request_resources(dev.ctx, self.resources, writes) if self.resources else ()
         compute = kernel_function(kernel, self.attrs, mode.training, requested, dev.xp, in_data,
                                   list(reqs), out_data)
-        (engine or current_engine()).push_sync(compute, dev.ctx, [a._chunk.var for a in inputs],
-                                               writes, _NORMAL, 0, self.name)
+        bulk_or_push(pushing_engine(), compute, dev.ctx, [a._chunk.var for a in inputs], writes,
+                     self.name, [*inputs, *outs])
 
     def _aliasing(self, inputs: Sequence[NDArray], outs: Sequence[NDArray]
                   ) -> tuple[list, list | None]:

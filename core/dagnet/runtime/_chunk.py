@@ -221,5 +221,5 @@ class Chunk:
 def new_chunk(nbytes: int, dev: Device, eng: Any | None = None) -> Chunk:
     """A chunk of ``nbytes`` on ``dev`` with a fresh engine variable."""
     handle = dev.pool.alloc(nbytes)
-    var = (eng or current_engine()).new_var()
+    var = (eng or pushing_engine()).new_var()  # a new variable orders nothing yet
     return Chunk(handle, var, dev, nbytes)
