@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from ._base_module import BaseModule, ModuleStateError
-from ._executor_group import DataParallelExecutorGroup
 from ._module import Module
+from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["BaseModule", "DataParallelExecutorGroup", "Module", "ModuleStateError"]

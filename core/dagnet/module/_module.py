@@ -19,13 +19,13 @@ from ._base_module import (
     check_input_names,
     parse_data_desc,
 )
-from ._executor_group import DataParallelExecutorGroup
 from ._updates import (
     create_kvstore,
     initialize_kvstore,
     update_params,
     update_params_on_kvstore,
 )
+from .executor_group import DataParallelExecutorGroup
 
 __all__ = ["Module"]
 
