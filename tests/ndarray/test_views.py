@@ -172,3 +172,24 @@ def test_a_view_keeps_the_memory_alive():
 
     gc.collect()
     np.testing.assert_array_equal(view.asnumpy(), [3, 4, 5])
+
+
+@pytest.mark.parametrize("method, args, shape", [
+    ("flatten", (), (2, 3)), ("expand_dims", (0,), (1, 2, 1, 3)),
+    ("expand_dims", (-1,), (2, 1, 3, 1)), ("squeeze", (), (2, 3)), ("squeeze", (1,), (2, 3)),
+    ("squeeze", ((1,),), (2, 3)),
+])
+def test_inplace_shape_methods_view_the_same_memory(method, args, shape):
+    x = mx.nd.ones((2, 1, 3))
+    view = getattr(x, method)(*args, inplace=True)
+    copy = getattr(x, method)(*args)
+    assert view.shape == copy.shape == shape
+    view[:] = 5
+    assert (x.asnumpy() == 5).all() and (copy.asnumpy() == 1).all()
+
+
+def test_inplace_shape_methods_explain_a_bad_axis_as_the_operators_do():
+    with pytest.raises(mx.ShapeError, match="cannot squeeze axis 0"):
+        mx.nd.ones((2, 3)).squeeze(axis=0, inplace=True)
+    with pytest.raises(mx.MXNetError, match="expand_dims"):
+        mx.nd.ones((2, 3)).expand_dims(5, inplace=True)

@@ -210,6 +210,39 @@ class NDArray:
             _invoke.scatter(self, key, value)
 
     # -- shape changes -------------------------------------------------------------
+    def flatten(self, inplace: bool = False) -> NDArray:
+        """The array as 2-D: the first axis kept, the others merged (``Flatten``);
+        ``inplace=True`` gives a view of the same memory instead of a copy."""
+        if inplace and self.ndim >= 1:
+            return self.reshape(self._shape[0], math.prod(self._shape[1:]))
+        return _frontend.call("Flatten", self)
+
+    def expand_dims(self, axis: int, inplace: bool = False) -> NDArray:
+        """A new axis of length 1 at ``axis`` (``expand_dims``); ``inplace=True`` gives a
+        view of the same memory instead of a copy."""
+        ndim = self.ndim
+        if inplace and isinstance(axis, int) and -ndim - 1 <= axis <= ndim:
+            at = axis if axis >= 0 else axis + ndim + 1
+            return self.reshape(self._shape[:at] + (1,) + self._shape[at:])
+        return _frontend.call("expand_dims", self, axis=axis)  # also what explains a bad axis
+
+    def squeeze(self, axis: Any = None, inplace: bool = False) -> NDArray:
+        """The array without axes of length 1 (all of them, or ``axis``: an int or a
+        tuple) (``squeeze``); ``inplace=True`` gives a view of the same memory instead of a
+        copy."""
+        if inplace:
+            axes = (axis,) if isinstance(axis, int) else axis
+            ndim = self.ndim
+            if axes is None:
+                kept = [d for d in self._shape if d != 1]
+                return self.reshape(tuple(kept) if kept else (1,))
+            if all(isinstance(a, int) and -ndim <= a < ndim for a in axes):
+                drop = {a % ndim for a in axes}
+                if all(self._shape[a] == 1 for a in drop):
+                    kept = [d for i, d in enumerate(self._shape) if i not in drop]
+                    return self.reshape(tuple(kept) if kept else (1,))
+        return _frontend.call("squeeze", self, axis=axis)  # also what explains a bad axis
+
     def reshape(self, *shape: Any, **kwargs: Any) -> NDArray:
         """A view with a new shape, written with MXNet's codes (0 copies a dimension, -1
         infers one, -2 copies the rest, -3 merges two, -4 splits one; ``reverse=True``
@@ -447,10 +480,10 @@ class _Fluent:
 _FLUENT = """
     abs arccos arccosh arcsin arcsinh arctan arctanh argmax argmax_channel argmin argsort
     broadcast_axes broadcast_like cbrt ceil clip cos cosh degrees depth_to_space diag exp
-    expand_dims expm1 fix flatten flip floor log log10 log1p log2 log_softmax max mean min
+    expm1 fix flip floor log log10 log1p log2 log_softmax max mean min
     nanprod nansum norm one_hot ones_like pad pick prod radians rcbrt reciprocal relu repeat
     reshape_like rint round rsqrt shape_array sigmoid sign sin sinh size_array slice slice_axis
-    slice_like softmax softmin sort space_to_depth split sqrt square squeeze sum swapaxes take
+    slice_like softmax softmin sort space_to_depth split sqrt square sum swapaxes take
     tan tanh tile topk transpose trunc zeros_like
 """.split()
 for _name in _FLUENT:
