@@ -69,8 +69,8 @@ class SoftmaxParam(Params):
 
 
 class LogSoftmaxParam(SoftmaxParam):
-    use_length = Field(bool, False, "accepted for MXNet compatibility; log_softmax takes no length",
-                       optional=True, choices=(False,))
+    use_length = Field(bool, False, "accepted for MXNet compatibility; this operator takes no "
+                                    "length", optional=True, choices=(False,))
 
 
 def _uses_length(attrs):
@@ -106,11 +106,13 @@ def _softmax_infer_type(attrs, ins, outs):
     return [data, *rest], [out]
 
 
-def _make_softmax(name, log):
-    params = LogSoftmaxParam if log else SoftmaxParam
+def _make_softmax(name, log, negate=False):
+    """``softmax`` / ``log_softmax``, or with ``negate`` ``softmin`` (the softmax of -x)."""
+    params = LogSoftmaxParam if log or negate else SoftmaxParam
+    sign = -1.0 if negate else 1.0
 
     def forward(attrs, ctx, inputs, req, outputs):
-        x = inputs[0]
+        x = -inputs[0] if negate else inputs[0]
         mask = _length_mask(ctx.xp, x, inputs[1], attrs.axis) if _uses_length(attrs) else None
         if _writes_into(req[0], outputs[0], x):
             softmax(ctx.xp, x, attrs.axis, attrs.temperature, log, mask, out=outputs[0])
@@ -126,7 +128,7 @@ def _make_softmax(name, log):
             dx = y * (dy - (dy * y).sum(axis=axis, keepdims=True))
         if attrs.temperature not in (None, 1.0):
             dx = dx / attrs.temperature
-        assign(outputs[0], req[0], dx)
+        assign(outputs[0], req[0], -dx if negate else dx)
         if len(outputs) > 1:
             assign(outputs[1], req[1], 0)
 
@@ -137,7 +139,7 @@ def _make_softmax(name, log):
         if d.bool("with temperature"):
             p["temperature"] = d.float(0.5, 3.0, "temperature")
         inputs = [d.uniform(shape, -3, 3)]
-        if not log and len(shape) > 1 and d.bool("use_length"):
+        if params is SoftmaxParam and len(shape) > 1 and d.bool("use_length"):
             axis = p["axis"] % len(shape)
             rest = tuple(s for i, s in enumerate(shape) if i != axis)
             p["use_length"] = True
@@ -146,7 +148,7 @@ def _make_softmax(name, log):
 
     def reference(p, x, length=None):
         attrs = params.parse(name, p)
-        z = x / (attrs.temperature or 1.0)
+        z = sign * x / (attrs.temperature or 1.0)
         z = np.moveaxis(z, attrs.axis, -1)
         out = np.empty_like(z)
         lengths = np.full(z.shape[:-1], z.shape[-1]) if length is None else length.astype(int)
@@ -167,7 +169,10 @@ def _make_softmax(name, log):
 Gradient: ``dx = y * (dy - sum(dy * y, axis)) / T``.""",
         True: """Log-softmax along ``axis``: ``out = x/T - log(sum(exp(x/T), axis))``,
 computed stably.  Gradient: ``dx = (dy - exp(y) * sum(dy, axis)) / T``.""",
-    }[log]
+    }[log] if not negate else """Softmin along ``axis``: the softmax of ``-x``,
+``out = exp(-x / T) / sum(exp(-x / T), axis)``: the smallest entries weigh most.
+``temperature`` T defaults to 1; ``dtype`` sets the output dtype.  Gradient:
+``dx = -y * (dy - sum(dy * y, axis)) / T``."""
     forward_op = Op(
         name,
         description=doc,
@@ -429,6 +434,7 @@ BackwardSoftmaxCrossEntropy = Op(
 OPS = [
     *_make_softmax("softmax", log=False),
     *_make_softmax("log_softmax", log=True),
+    *_make_softmax("softmin", log=False, negate=True),
     SoftmaxOutput, BackwardSoftmaxOutput,
     SoftmaxCrossEntropy, BackwardSoftmaxCrossEntropy,
 ]
