@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..runtime import current_engine, flush_graveyard, is_training, set_training
+from ._axes import moveaxis, onehot_encode
 from ._creation import (
     DEFAULT_DTYPE,
     arange,
@@ -62,6 +63,7 @@ __all__ = [
     "add", "arange", "array", "assign", "concatenate", "contrib", "DEFAULT_DTYPE", "divide",
     "empty", "equal", "eye", "from_numpy", "full", "greater", "greater_equal", "hypot",
     "invoke", "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg", "linspace",
+    "moveaxis", "onehot_encode",
     "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum",
     "minimum", "modulo", "multiply", "Namespace", "NDArray", "new_array", "not_equal", "ones",
     "op", "OpFunction", "power", "prepared", "PreparedCall", "push_copy", "save",
