@@ -106,6 +106,24 @@ def _round_half_away(xp: Any, x: Any) -> Any:
     return xp.where(xp.abs(x - t) >= 0.5, t + xp.sign(x), t)
 
 
+def _special_values_sample(draw: Any) -> Case:
+    """Finite values with some infinities and NaNs among them (for the ``is*`` tests)."""
+    shape = S.shape(draw)
+    x = S.floats(draw, shape)
+    kind = S.integers(draw, shape, 0, 3)
+    x[kind == 1], x[kind == 2], x[kind == 3] = np.inf, -np.inf, np.nan
+    return Case([x])
+
+
+def _test(name: str, test: Callable[[Any, Any], Any], what: str) -> list[Op]:
+    """``_contrib_<name>``: 1 where ``test`` holds, else 0, in the input's dtype."""
+    return unary(f"_contrib_{name}", lambda xp, x: test(xp, x).astype(x.dtype), zero_grad=True,
+                 sample=_special_values_sample,
+                 desc=f"1 where the element is {what}, else 0, in the input's dtype "
+                      f"(``mx.nd.contrib.{name}``).  Gradient zero.",
+                 note="Integer inputs are finite: isfinite gives 1, isinf and isnan 0.")
+
+
 _LN2, _LN10 = float(np.log(2.0)), float(np.log(10.0))
 
 OPS: list[Op] = [
@@ -217,6 +235,9 @@ OPS: list[Op] = [
            desc="Round to the nearest integer, halves toward minus infinity, as MXNet's "
                 "``rint`` (``rint(1.5) = 1``, ``rint(-0.5) = -1``; ``round`` takes halves "
                 "away from zero).  Gradient zero."),
+    *_test("isinf", lambda xp, x: xp.isinf(x), "infinite (either sign)"),
+    *_test("isnan", lambda xp, x: xp.isnan(x), "NaN"),
+    *_test("isfinite", lambda xp, x: xp.isfinite(x), "finite (neither infinite nor NaN)"),
     *unary("fix", lambda xp, x: xp.trunc(x), zero_grad=True, lo=-4.0, hi=4.0,
            desc="Round toward zero, element-wise (``fix(-2.5) = -2``).  Gradient zero."),
     *unary("trunc", lambda xp, x: xp.trunc(x), zero_grad=True, lo=-4.0, hi=4.0,
