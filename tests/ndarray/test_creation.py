@@ -119,6 +119,8 @@ def test_asscalar_and_bool():
     assert bool(mx.nd.array([2])) and not bool(mx.nd.array([0]))
     with pytest.raises(ValueError, match="ambiguous"):
         bool(mx.nd.array([1, 2]))
+    with pytest.warns(DeprecationWarning, match="empty NDArray"):
+        assert not bool(mx.nd.array([]))  # MXNet 1.x's answer
 
 
 def test_astype_copy_and_as_in_context():

@@ -224,9 +224,11 @@ def test_bfloat16_is_refused_with_the_fix():
 def test_truncated_files_name_the_file():
     raw = (DATA / "mxnet_dict.params").read_bytes()
     for cut in (0, 7, 20, 30, 60, len(raw) - 40, len(raw) - 1):
-        with pytest.raises(ValueError, match=r"the buffer is not an MXNet/dagnet NDArray file "
-                                             r".*ends early \(truncated at byte"):
+        with pytest.raises(mx.nd.NDArrayFileError,
+                           match=r"the buffer is not an MXNet/dagnet NDArray file "
+                                 r".*ends early \(truncated at byte") as caught:
             mx.nd.load_frombuffer(raw[:cut])
+        assert isinstance(caught.value, ValueError) and isinstance(caught.value, mx.MXNetError)
 
 
 def test_foreign_and_malformed_files(tmp_path):

@@ -35,7 +35,7 @@ from ._frontend import Namespace, OpFunction, UnknownOperatorError
 from ._frontend import function as _function
 from ._indexing import is_basic_key
 from ._invoke import PreparedCall, assign, invoke, prepared, push_copy
-from ._io import load, load_frombuffer, save
+from ._io import NDArrayFileError, load, load_frombuffer, save
 from ._ndarray import NDArray, new_array, wrap_chunk
 from ._ufunc import (
     add,
@@ -61,14 +61,13 @@ from ._ufunc import (
 
 __all__ = [
     "add", "arange", "array", "assign", "concatenate", "contrib", "DEFAULT_DTYPE", "divide",
-    "empty", "equal", "eye", "from_numpy", "full", "greater", "greater_equal", "hypot",
-    "invoke", "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg", "linspace",
-    "moveaxis", "onehot_encode",
-    "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum",
-    "minimum", "modulo", "multiply", "Namespace", "NDArray", "new_array", "not_equal", "ones",
-    "op", "OpFunction", "power", "prepared", "PreparedCall", "push_copy", "save",
-    "set_training", "subtract", "true_divide", "UnknownOperatorError", "waitall", "wrap_chunk",
-    "zeros",
+    "empty", "equal", "eye", "from_numpy", "full", "greater", "greater_equal", "hypot", "invoke",
+    "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg", "linspace", "load",
+    "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "modulo",
+    "moveaxis", "multiply", "Namespace", "NDArray", "NDArrayFileError", "new_array", "not_equal",
+    "onehot_encode", "ones", "op", "OpFunction", "power", "prepared", "PreparedCall", "push_copy",
+    "save", "set_training", "subtract", "true_divide", "UnknownOperatorError", "waitall",
+    "wrap_chunk", "zeros",
 ]
 
 _internal = Namespace("_internal")

@@ -29,8 +29,9 @@ NumPy-shape semantics; MXNet loads such a file inside ``with mx.np_shape(True):`
 Loading also reads version-3 records (ndim 0 is a 0-d array), version-2 records with
 ndim 0 followed by a value (MXNet 1.5+ writes these for 0-d arrays), version-1 records
 (magic 0xF993FAC8, no storage type) and the older records without a magic (uint32
-ndim, uint32 dims).  Sparse (row_sparse, csr) records and records of an uninitialised
-array raise ``ValueError``; the context in a record is ignored (arrays go to ``ctx``).
+ndim, uint32 dims).  Sparse (row_sparse, csr) records, records of an uninitialised
+array and truncated or corrupt bytes raise :class:`NDArrayFileError` (a
+``ValueError``); the context in a record is ignored (arrays go to ``ctx``).
 Files written by dagnet before this format (numpy ``.npz`` archives with a
 ``__dagnet__`` manifest) still load.
 """
@@ -46,10 +47,17 @@ from typing import Any
 
 import numpy as np
 
+from .._errors import DagnetError
 from ._creation import array
 from ._ndarray import NDArray
 
-__all__ = ["save", "load", "load_frombuffer"]
+__all__ = ["save", "load", "load_frombuffer", "NDArrayFileError"]
+
+
+class NDArrayFileError(DagnetError, ValueError):
+    """Bytes that are not an NDArray file dagnet can read (truncated, corrupt, or holding
+    arrays it does not support): ``mx.base.MXNetError`` and ``ValueError``, as MXNet's
+    loader raises."""
 
 _LIST_MAGIC = 0x112
 _V1_MAGIC = 0xF993FAC8
@@ -225,10 +233,10 @@ def _parse(buf: bytes | memoryview, source: str) -> tuple[list[str], list[np.nda
         if name_count not in (0, count):
             raise _BadFile(f"it has {count} arrays but {name_count} names")
     except _Truncated:
-        raise ValueError(f"{source} is not {expected}: it ends early (truncated at byte "
+        raise NDArrayFileError(f"{source} is not {expected}: it ends early (truncated at byte "
                          f"{reader.pos} of {len(reader.buf)})") from None
     except (_BadFile, UnicodeDecodeError) as error:
-        raise ValueError(f"{source} is not {expected}: {error}") from None
+        raise NDArrayFileError(f"{source} is not {expected}: {error}") from None
     unsupported = {(f"{names[i]!r}" if names else f"array {i}") + f" ({kind})": kind
                    for i, kind in enumerate(records) if isinstance(kind, str)}
     if unsupported:
@@ -237,7 +245,7 @@ def _parse(buf: bytes | memoryview, source: str) -> tuple[list[str], list[np.nda
             fixes.append("densify sparse arrays (arr.tostype('default'))")
         if "bfloat16" in unsupported.values():
             fixes.append("cast bfloat16 arrays (arr.astype('float32'))")
-        raise ValueError(
+        raise NDArrayFileError(
             f"{source} holds arrays dagnet does not support (it has no sparse storage and "
             f"no bfloat16): {', '.join(unsupported)}; with MXNet, {' and '.join(fixes)} "
             f"and save them again with mx.nd.save")
@@ -249,7 +257,7 @@ def _load_npz(stream: Any, source: str) -> tuple[list[str], list[np.ndarray]]:
     ``__dagnet__`` JSON manifest and the arrays ``a0``, ``a1``, ..."""
     with np.load(stream, allow_pickle=False) as archive:
         if "__dagnet__" not in archive.files:
-            raise ValueError(f"{source} is an .npz archive without a dagnet manifest, not an "
+            raise NDArrayFileError(f"{source} is an .npz archive without a dagnet manifest, not an "
                              f"NDArray file; read it with numpy.load")
         manifest = json.loads(str(archive["__dagnet__"]))
         arrays = [archive[f"a{i}"] for i in range(len(archive.files) - 1)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -151,8 +152,11 @@ class NDArray:
         size = self.size
         if size == 1:
             return bool(self.asnumpy().reshape(-1)[0])
-        if size == 0:
-            raise ValueError("The truth value of an empty NDArray is ambiguous.")
+        if size == 0:  # MXNet 1.x: False, with a warning that this will become an error
+            warnings.warn("the truth value of an empty NDArray is ambiguous; it is False now, "
+                          "as in MXNet 1.x, but test x.size instead", DeprecationWarning,
+                          stacklevel=2)
+            return False
         raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
 
     __hash__ = object.__hash__
