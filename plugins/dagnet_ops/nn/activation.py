@@ -23,8 +23,8 @@ from dagnet.operator import (
 )
 from dagnet.resource import ResourceRequest
 
+from .._draw import Draw
 from ._common import erf, reduce_to, set_shape
-from ._sampling import Draw
 
 __all__ = ["OPS"]
 

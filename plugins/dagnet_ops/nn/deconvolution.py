@@ -20,9 +20,9 @@ from dagnet.operator import (
     assign,
 )
 
+from .._draw import Draw
 from ._common import set_shape, spatial
 from ._im2col import conv_forward, conv_grad_data, conv_grad_weight
-from ._sampling import Draw
 from .convolution import CHANNEL_FIRST, conv_geometry
 
 __all__ = ["OPS"]

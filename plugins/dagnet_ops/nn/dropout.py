@@ -16,7 +16,7 @@ from dagnet.operator import (
 )
 from dagnet.resource import ResourceRequest
 
-from ._sampling import Draw
+from .._draw import Draw
 
 __all__ = ["OPS"]
 

@@ -19,8 +19,8 @@ from dagnet.operator import (
     merge_dtype,
 )
 
+from .._draw import Draw
 from ._common import scatter_add, set_shape
-from ._sampling import Draw
 
 __all__ = ["OPS"]
 

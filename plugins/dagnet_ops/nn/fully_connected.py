@@ -17,8 +17,8 @@ from dagnet.operator import (
     assign,
 )
 
+from .._draw import Draw
 from ._common import known, set_shape
-from ._sampling import Draw
 
 __all__ = ["OPS"]
 

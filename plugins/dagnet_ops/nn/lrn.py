@@ -17,7 +17,7 @@ from dagnet.operator import (
     elemwise_shape,
 )
 
-from ._sampling import Draw
+from .._draw import Draw
 
 __all__ = ["OPS"]
 

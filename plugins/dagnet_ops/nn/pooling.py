@@ -10,9 +10,9 @@ import numpy as np
 from dagnet import ShapeError
 from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, Shape, assign
 
+from .._draw import Draw
 from ._common import set_shape, spatial
 from ._im2col import kernel_first, pad_spatial, scatter_windows, windows
-from ._sampling import Draw
 
 __all__ = ["OPS"]
 

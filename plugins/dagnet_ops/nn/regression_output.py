@@ -9,8 +9,8 @@ import numpy as np
 from dagnet import ShapeError
 from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, assign
 
+from .._draw import Draw
 from ._common import data_type, set_shape
-from ._sampling import Draw
 
 __all__ = ["OPS"]
 

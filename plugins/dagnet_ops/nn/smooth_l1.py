@@ -6,7 +6,7 @@ import numpy as np
 
 from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, assign, elemwise_shape
 
-from ._sampling import Draw
+from .._draw import Draw
 
 __all__ = ["OPS"]
 

@@ -22,8 +22,8 @@ from dagnet.operator import (
     merge_dtype,
 )
 
+from .._draw import Draw
 from ._common import data_type, set_shape
-from ._sampling import Draw
 
 __all__ = ["OPS"]
 

@@ -20,7 +20,7 @@ from dagnet.operator import (
     elemwise_shape,
 )
 
-from ..nn._sampling import Draw
+from .._draw import Draw
 
 __all__ = ["UpdateParam", "blocks", "clip", "descent_step", "reference_gradient", "update_op"]
 

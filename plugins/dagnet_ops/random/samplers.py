@@ -25,7 +25,7 @@ from dagnet.operator import (
 )
 from dagnet.resource import ResourceRequest
 
-from ..nn._sampling import Draw
+from .._draw import Draw
 
 __all__ = ["OPS"]
 

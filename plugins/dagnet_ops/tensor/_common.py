@@ -14,7 +14,8 @@ from dagnet.operator import XP, Op, OpReqType, Params, assign, merge_dtype, merg
 __all__ = [
     "put", "is_int", "known", "shape_error", "same_shape", "broadcast_shape", "reduce_to",
     "backward_op", "with_attrs", "norm_axis", "fixed_out_type", "first_input_type",
-    "stable_argsort", "scatter_add", "shape_str",
+    "stable_argsort", "scatter_add", "shape_str", "c_divide", "python_mod",
+    "python_mod_reference",
 ]
 
 
@@ -180,3 +181,25 @@ def scatter_add(xp: Any, target: Any, index: Any, values: Any) -> None:
         import cupyx
 
         cupyx.scatter_add(target, index, values)
+
+
+def c_divide(xp: Any, a: Any, b: Any) -> Any:
+    """``a / b``; integers divide as in C, truncating toward zero (MXNet's)."""
+    if a.dtype.kind in "iub":
+        return xp.trunc(a / b)
+    return a / b
+
+
+def python_mod(xp: Any, a: Any, b: Any) -> Any:
+    """``a mod b`` with Python's sign convention (MXNet's ``mshadow_op::mod``), 0 where
+    ``b`` is 0; ``b`` may be a Python number (the ``_mod_scalar`` family)."""
+    if not hasattr(b, "shape"):
+        return xp.mod(a, b) if b != 0 else xp.zeros_like(a)
+    zero = b == 0
+    return xp.where(zero, 0, xp.mod(a, xp.where(zero, 1, b)))
+
+
+def python_mod_reference(a: Any, b: Any) -> Any:
+    """numpy's reference for :func:`python_mod`."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b == 0, 0.0, a - np.floor(a / b) * b)

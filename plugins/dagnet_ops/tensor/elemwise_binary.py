@@ -39,7 +39,10 @@ from . import _sampling as S
 from ._common import (
     backward_op,
     broadcast_shape,
+    c_divide,
     put,
+    python_mod,
+    python_mod_reference,
     reduce_to,
     same_shape,
     shape_error,
@@ -107,25 +110,6 @@ class Binary:
     ufunc: str | None = None  # xp ufunc that writes float results straight into the output
 
 
-def _div(xp, a, b):
-    if a.dtype.kind in "iub":  # C integer division: truncates toward zero
-        return xp.trunc(a / b)
-    return a / b
-
-
-def _mod(xp, a, b):
-    # Python's sign convention (as MXNet's mshadow_op::mod); 0 where b == 0
-    if not hasattr(b, "shape"):  # a Python scalar divisor (_mod_scalar)
-        return xp.mod(a, b) if b != 0 else xp.zeros_like(a)
-    zero = b == 0
-    return xp.where(zero, 0, xp.mod(a, xp.where(zero, 1, b)))
-
-
-def _mod_reference(a, b):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(b == 0, 0.0, a - np.floor(a / b) * b)
-
-
 def _cmp(fn: Fn, word: str) -> Binary:
     return Binary(fn, lambda a, b: fn(np, a, b), zero_grad=True, values=_integral(-2, 2),
                   desc=f"1 where lhs {word} rhs, else 0, in the operands' dtype.  Gradient zero.")
@@ -148,11 +132,11 @@ FUNCTIONS: dict[str, Binary] = {
     "mul": Binary(lambda xp, a, b: a * b, np.multiply, ufunc="multiply",
                   d_lhs=lambda xp, a, b: b, d_rhs=lambda xp, a, b: a,
                   desc="Product: ``out = lhs * rhs``.  Gradients ``rhs dy`` and ``lhs dy``."),
-    "div": Binary(_div, np.divide, values=_floats(rhs_away=(0.0,)), ufunc="divide",
+    "div": Binary(c_divide, np.divide, values=_floats(rhs_away=(0.0,)), ufunc="divide",
                   d_lhs=lambda xp, a, b: 1 / b, d_rhs=lambda xp, a, b: -a / (b * b),
                   desc="Quotient: ``out = lhs / rhs`` (integers truncate toward zero).  Gradients "
                        "``dy / rhs`` and ``-lhs dy / rhs^2``."),
-    "mod": Binary(_mod, _mod_reference, values=_mod_values, lhs_full=True,
+    "mod": Binary(python_mod, python_mod_reference, values=_mod_values, lhs_full=True,
                   d_lhs=lambda xp, a, b: 1, d_rhs=lambda xp, a, b: -xp.floor(a / b),
                   desc="Modulo with the divisor's sign (Python's ``%``): ``out = lhs - floor(lhs / "
                        "rhs) rhs``; 0 where rhs == 0.  Gradients ``dy`` and "

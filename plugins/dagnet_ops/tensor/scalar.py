@@ -20,8 +20,7 @@ import numpy as np
 from dagnet.operator import Case, Field, Op, Params
 
 from . import _sampling as S
-from ._common import fixed_out_type, is_int
-from .elemwise_binary import _div, _mod, _mod_reference
+from ._common import c_divide, fixed_out_type, is_int, python_mod, python_mod_reference
 from .elemwise_unary import unary
 
 
@@ -127,25 +126,27 @@ OPS: list[Op] = [
     *scalar_op("_mul_scalar", lambda xp, x, p: x * _s(x, p), legacy="_MulScalar",
                d_head=lambda xp, g, p: g * p.scalar, reference=lambda x, p: x * p.scalar,
                sample=_case(), desc="``out = x * scalar``.  Gradient ``scalar dy``."),
-    *scalar_op("_div_scalar", lambda xp, x, p: _div(xp, x, _s(x, p)), legacy="_DivScalar",
+    *scalar_op("_div_scalar", lambda xp, x, p: c_divide(xp, x, _s(x, p)), legacy="_DivScalar",
                d_head=lambda xp, g, p: g / p.scalar, reference=lambda x, p: x / p.scalar,
                sample=_case(s_away=(0.0,)),
                desc="``out = x / scalar`` (integers truncate toward zero).  Gradient "
                     "``dy / scalar``."),
-    *scalar_op("_rdiv_scalar", lambda xp, x, p: _div(xp, xp.asarray(_s(x, p), dtype=x.dtype), x)
+    *scalar_op("_rdiv_scalar", lambda xp, x, p: c_divide(xp, xp.asarray(_s(x, p), dtype=x.dtype), x)
                if x.dtype.kind in "iub" else p.scalar / x, legacy="_RDivScalar",
                d_in=lambda xp, x, p: -p.scalar / (x * x), reference=lambda x, p: p.scalar / x,
                sample=_case(x_away=(0.0,)),
                desc="``out = scalar / x`` (integers truncate toward zero).  Gradient "
                     "``-scalar dy / x^2``."),
-    *scalar_op("_mod_scalar", lambda xp, x, p: _mod(xp, x, _s(x, p)), legacy="_ModScalar",
+    *scalar_op("_mod_scalar", lambda xp, x, p: python_mod(xp, x, _s(x, p)), legacy="_ModScalar",
                d_head=lambda xp, g, p: g, sample=_mod_case,
-               reference=lambda x, p: _mod_reference(x, np.float64(p.scalar)),
+               reference=lambda x, p: python_mod_reference(x, np.float64(p.scalar)),
                desc="``out = x mod scalar`` with the divisor's sign (Python's ``%``); 0 for a "
                     "zero scalar.  Gradient ``dy``."),
-    *scalar_op("_rmod_scalar", lambda xp, x, p: _mod(xp, xp.asarray(_s(x, p), dtype=x.dtype), x),
+    *scalar_op("_rmod_scalar",
+               lambda xp, x, p: python_mod(xp, xp.asarray(_s(x, p), dtype=x.dtype), x),
                legacy="_RModScalar", d_in=lambda xp, x, p: -xp.floor(p.scalar / x),
-               sample=_rmod_case, reference=lambda x, p: _mod_reference(np.float64(p.scalar), x),
+               sample=_rmod_case,
+               reference=lambda x, p: python_mod_reference(np.float64(p.scalar), x),
                desc="``out = scalar mod x`` with the divisor's sign; 0 where x == 0.  Gradient "
                     "``-floor(scalar / x) dy``."),
     *scalar_op("_power_scalar", lambda xp, x, p: xp.power(_float(x), _s(x, p)),

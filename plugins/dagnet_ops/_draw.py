@@ -17,7 +17,8 @@ __all__ = ["Draw"]
 
 
 class Draw:
-    """A hypothesis ``draw`` with the few strategies the nn domains use."""
+    """A hypothesis ``draw`` with the few strategies the nn, random and optimizer domains
+    use."""
 
     def __init__(self, draw: Callable[[Any], Any]):
         from hypothesis import strategies as st
