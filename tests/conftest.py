@@ -1,6 +1,7 @@
 """Hypothesis profiles (a fast default and a thorough ``ci`` profile, chosen when CI is
-set), ``engine_name``, which runs a test under each registered engine, and
-``naive_pushes``, which records what the array front end pushes."""
+set), ``engine_name``, which runs a test under each registered engine,
+``naive_pushes``, which records what the array front end pushes, and
+``register``, which adds operators for one test."""
 
 from __future__ import annotations
 
@@ -51,3 +52,24 @@ def naive_pushes(monkeypatch):
 
         monkeypatch.setattr(engine, "push_sync", spy)
         yield made
+
+
+@pytest.fixture
+def register():
+    """``register(*ops)`` adds operators through a hand-registered plugin, as an outside
+    package's entry point would; pending work is finished and the registry rediscovered
+    after the test."""
+
+    def add(*ops):
+        class TestOps:
+            @dagnet.hookimpl
+            def dagnet_register_ops(self, ops):
+                for op in added:
+                    ops.add(op)
+
+        added = list(ops)
+        dagnet.plugins.register(TestOps(), name=f"test-ops-{id(added)}")
+
+    yield add
+    dagnet.ndarray.waitall()
+    dagnet.plugins.reset()

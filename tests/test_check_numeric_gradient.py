@@ -80,25 +80,6 @@ def _exp_shift(bug: bool = False) -> list[Op]:
     ]
 
 
-@pytest.fixture
-def register():
-    """``register(*ops)`` adds operators through a hand-registered plugin, as an outside
-    package's entry point would; the registry is rediscovered after the test."""
-
-    def add(*ops):
-        class NumericGradientTestOps:
-            @dagnet.hookimpl
-            def dagnet_register_ops(self, ops):
-                for op in added:
-                    ops.add(op)
-
-        added = list(ops)
-        dagnet.plugins.register(NumericGradientTestOps(), name=f"ngc-ops-{id(added)}")
-
-    yield add
-    dagnet.plugins.reset()
-
-
 def _sin_mul_case(dtype, shape=(3, 4)):
     rng = np.random.default_rng(0)
     sym = mx.sym.ngc_sin_mul(mx.sym.Variable("a"), mx.sym.Variable("b"), name="m")

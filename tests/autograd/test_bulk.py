@@ -51,30 +51,21 @@ def test_bulked_and_unbulked_backward_agree(engine_name):
     np.testing.assert_allclose(grads[0], grads[2], rtol=1e-6)
 
 
-class _BrokenGradient:
-    @dagnet.hookimpl
-    def dagnet_register_ops(self, ops):
-        def forward(attrs, ctx, inputs, req, outputs):
-            assign(outputs[0], req[0], inputs[0] * 3)
+def _broken_gradient_ops():
+    def forward(attrs, ctx, inputs, req, outputs):
+        assign(outputs[0], req[0], inputs[0] * 3)
 
-        def backward(attrs, ctx, inputs, req, outputs):
-            raise ValueError("broken gradient kernel")
+    def backward(attrs, ctx, inputs, req, outputs):
+        raise ValueError("broken gradient kernel")
 
-        ops.add(Op("_triple", input_names=["data"], infer_shape=elemwise_shape("_triple"),
-                   compute={XP: forward}, gradient=Gradient("_backward_triple")))
-        ops.add(Op("_backward_triple", input_names=["out_grad"],
-                   infer_shape=elemwise_shape("_backward_triple"), compute={XP: backward}))
+    return (Op("_triple", input_names=["data"], infer_shape=elemwise_shape("_triple"),
+               compute={XP: forward}, gradient=Gradient("_backward_triple")),
+            Op("_backward_triple", input_names=["out_grad"],
+               infer_shape=elemwise_shape("_backward_triple"), compute={XP: backward}))
 
 
-@pytest.fixture
-def broken_gradient():
-    dagnet.plugins.register(_BrokenGradient(), name="broken-gradient-op")
-    yield
-    dagnet.ndarray.waitall()
-    dagnet.plugins.reset()
-
-
-def test_a_failing_backward_operator_is_named(engine_name, broken_gradient):
+def test_a_failing_backward_operator_is_named(engine_name, register):
+    register(*_broken_gradient_ops())
     x = mx.nd.array([1.0, 2.0])
     x.attach_grad()
     with autograd.record():

@@ -64,25 +64,16 @@ def test_reading_a_result_pushes_the_bundle_first(engine_name):
         assert x.asnumpy().tolist() == [4, 4, 4, 4]
 
 
-class _Exploding:
-    @dagnet.hookimpl
-    def dagnet_register_ops(self, ops):
-        def compute(attrs, ctx, inputs, req, outputs):
-            raise ValueError("the kernel broke")
+def _exploding_op():
+    def compute(attrs, ctx, inputs, req, outputs):
+        raise ValueError("the kernel broke")
 
-        ops.add(Op("_explode", input_names=["data"], infer_shape=elemwise_shape("_explode"),
-                   compute={XP: compute}))
+    return Op("_explode", input_names=["data"], infer_shape=elemwise_shape("_explode"),
+              compute={XP: compute})
 
 
-@pytest.fixture
-def exploding_op():
-    dagnet.plugins.register(_Exploding(), name="exploding-op")
-    yield
-    mx.nd.waitall()
-    dagnet.plugins.reset()
-
-
-def test_a_failure_in_a_bundle_names_the_operator(engine_name, exploding_op):
+def test_a_failure_in_a_bundle_names_the_operator(engine_name, register):
+    register(_exploding_op())
     with mx.engine.bulk(10):
         x = mx.nd.ones((2,)) + 1
         broken = mx.nd._explode(x) * 2

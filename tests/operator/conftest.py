@@ -1,12 +1,11 @@
-"""Helpers for the operator-definition tests: call a kernel directly on numpy
-arrays, and register operators for one test."""
+"""Helpers for the operator-definition tests: call a kernel directly on numpy arrays
+(operators are registered for one test with the ``register`` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import dagnet
 from dagnet.operator import OpContext, OpReqType
 
 
@@ -21,25 +20,6 @@ def run(op, attrs, inputs, req=None, outputs=None, requested=()):
         attrs, OpContext(False, None, list(requested), np), list(inputs), req, outputs
     )
     return outputs
-
-
-@pytest.fixture
-def register():
-    """``register(*ops)`` adds operators through a hand-registered plugin; the registry is
-    rediscovered after the test."""
-
-    def add(*ops):
-        class TestOps:
-            @dagnet.hookimpl
-            def dagnet_register_ops(self, ops):
-                for op in added:
-                    ops.add(op)
-
-        added = list(ops)
-        dagnet.plugins.register(TestOps(), name=f"test-operator-{id(added)}")
-
-    yield add
-    dagnet.plugins.reset()
 
 
 @pytest.fixture

@@ -70,26 +70,6 @@ def _cube_op(grad_factor: float = 3.0, add_bug: bool = False) -> tuple[Op, Op]:
     return fwd, bwd
 
 
-@pytest.fixture
-def register():
-    """Register operators by hand for one test; the registry is rediscovered afterwards."""
-
-    def add(*ops):
-        plugin = type("TestOps", (), {})()
-
-        @dagnet.hookimpl
-        def dagnet_register_ops(ops):  # pluggy passes hook arguments by name
-            for op in added:
-                ops.add(op)
-
-        added = list(ops)
-        plugin.dagnet_register_ops = dagnet_register_ops
-        dagnet.plugins.register(plugin, name="test-ops")
-
-    yield add
-    dagnet.plugins.reset()
-
-
 def test_correct_operator_passes_on_every_engine(register):
     register(*_cube_op())
     check_operator("cube_t", max_examples=5)
