@@ -24,11 +24,11 @@ from typing import Any
 import numpy as np
 
 from ..operator import NodeFacts, Op, OpReqType, get_op, plan_backward
+from ..runtime import GRAD_REQS
 from ..symbol import Entry, Node
 
 __all__ = ["Buffer", "Step", "Graph", "build_graph", "GRAD_REQS"]
 
-GRAD_REQS = ("write", "add", "null")
 
 # buffer kinds
 ARG, AUX, GRAD, HEAD, OUTPUT, INNER = "arg", "aux", "grad", "head", "output", "inner"

@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 
 from ..context import Context
+from ..runtime import GRAD_REQS
 
 __all__ = ["symbolic_forward", "symbolic_backward", "check_symbol_numeric_gradient"]
-
-_REQS = ("write", "add", "null")
 
 
 def _host(value: Any) -> np.ndarray:
@@ -221,10 +220,10 @@ def _grad_reqs(sym: Any, grad_nodes: Any) -> dict[str, str]:
         raise ValueError(f"check_numeric_gradient: grad_nodes names {', '.join(map(repr, unknown))}"
                          f", which the symbol does not have; its arguments are "
                          f"{', '.join(names) or 'none'}")
-    wrong = {n: r for n, r in reqs.items() if r not in _REQS}
+    wrong = {n: r for n, r in reqs.items() if r not in GRAD_REQS}
     if wrong:
         raise ValueError(f"check_numeric_gradient: invalid grad_req {wrong}; each must be one "
-                         f"of {', '.join(_REQS)}")
+                         f"of {', '.join(GRAD_REQS)}")
     return reqs
 
 
