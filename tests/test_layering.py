@@ -29,9 +29,10 @@ LAYERS = [
     {"runtime"},
     {"ndarray"},
     {"symbol", "executor", "autograd", "random"},
-    {"initializer", "optimizer", "lr_scheduler", "metric", "io", "kvstore", "model"},
+    {"initializer", "optimizer", "lr_scheduler", "metric", "io", "kvstore", "model",
+     "recordio", "image", "profiler"},
     {"module", "callback", "launcher", "test_utils", "testing", "cli", "init", "kv", "mod",
-     "nd", "sym"},
+     "nd", "sym", "gluon", "rnn", "contrib", "visualization", "viz"},
 ]
 LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
 
