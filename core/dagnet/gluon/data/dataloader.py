@@ -1,0 +1,205 @@
+"""DataLoader: a dataset read in mini-batches, in this process or by workers."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from ... import ndarray
+from .dataset import DatasetError
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .worker_pool import ProcessWorkerPool, ThreadWorkerPool
+
+__all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
+
+
+def default_batchify_fn(data: list[Any]) -> Any:
+    """Stack samples into a batch: NDArrays with ``nd.stack``, tuples element by
+    element (a list of batches), anything else through ``numpy.asarray`` keeping
+    its dtype."""
+    first = data[0]
+    if isinstance(first, ndarray.NDArray):
+        return ndarray.stack(*data)
+    if isinstance(first, tuple):
+        return [default_batchify_fn(list(column)) for column in zip(*data)]
+    host = np.asarray(data)
+    return ndarray.array(host, dtype=host.dtype)
+
+
+def default_mp_batchify_fn(data: list[Any]) -> Any:
+    """What worker processes batch with by default: as :func:`default_batchify_fn`,
+    but into numpy arrays, which cross back to the loader's process cheaply and
+    become NDArrays there."""
+    first = data[0]
+    if isinstance(first, ndarray.NDArray):
+        return np.stack([item.asnumpy() for item in data])
+    if isinstance(first, tuple):
+        return [default_mp_batchify_fn(list(column)) for column in zip(*data)]
+    return np.asarray(data)
+
+
+def _to_ndarray(batch: Any) -> Any:
+    if isinstance(batch, np.ndarray):
+        return ndarray.array(batch, dtype=batch.dtype)
+    if isinstance(batch, list):
+        return [_to_ndarray(item) for item in batch]
+    return batch
+
+
+class _WorkerIter:
+    """One pass over the batches, keeping up to ``prefetch`` of them in flight."""
+
+    def __init__(self, loader: DataLoader, pool: Any, keys: Iterator[int],
+                 finish: Callable[[Any], Any]):
+        self._loader = loader  # the pool lives as long as the loader: keep it alive
+        self._pool = pool
+        self._keys = keys
+        self._finish = finish
+        self._batches = iter(loader._batch_sampler)
+        self._pending: list[int] = []
+        for _ in range(max(1, loader._prefetch)):
+            self._push()
+
+    def _push(self) -> None:
+        indices = next(self._batches, None)
+        if indices is not None:
+            key = next(self._keys)
+            self._pool.submit(key, indices)
+            self._pending.append(key)
+
+    def __iter__(self) -> _WorkerIter:
+        return self
+
+    def __next__(self) -> Any:
+        if not self._pending:
+            raise StopIteration
+        key = self._pending.pop(0)
+        try:
+            batch = self._pool.result(key)
+        except BaseException:
+            self.close()
+            raise
+        self._push()
+        return self._finish(batch)
+
+    def __len__(self) -> int:
+        return len(self._loader._batch_sampler)
+
+    def close(self) -> None:
+        """Abandon the batches still in flight."""
+        if self._pending:
+            self._pool.forget(self._pending)
+            self._pending = []
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # the pool may already be shut down at interpreter exit
+            pass
+
+
+class DataLoader:
+    """Mini-batches of ``dataset`` (anything with ``__getitem__`` and ``__len__``).
+
+    ``batch_size`` with ``shuffle`` or a ``sampler`` and ``last_batch``
+    (``'keep'``, ``'discard'``, ``'rollover'``) choose the batches, or
+    ``batch_sampler`` gives them directly.  ``batchify_fn`` merges a list of
+    samples into a batch (default: :func:`default_batchify_fn`).  With
+    ``num_workers > 0`` batches are made ahead (``prefetch``, default
+    ``2 * num_workers``) by that many worker processes, or threads with
+    ``thread_pool=True``; a worker that fails or dies raises
+    :class:`DataLoaderWorkerError` and a batch later than ``timeout`` seconds
+    raises :class:`DataLoaderTimeoutError`.  ``pin_memory`` and
+    ``pin_device_id`` are accepted for MXNet code; dagnet's host arrays need no
+    pinning, so batches stay in ordinary CPU memory.  ``auto_reload=True``
+    starts fetching the next pass as soon as one ends.
+    """
+
+    def __init__(self, dataset: Any, batch_size: int | None = None, shuffle: bool = False,
+                 sampler: Any = None, last_batch: str | None = None, batch_sampler: Any = None,
+                 batchify_fn: Callable | None = None, num_workers: int = 0,
+                 pin_memory: bool = False, pin_device_id: int = 0, prefetch: int | None = None,
+                 thread_pool: bool = False, timeout: float = 120, auto_reload: bool = False):
+        if not timeout or timeout <= 0:
+            raise DatasetError(f"DataLoader: timeout must be a positive number of seconds, "
+                               f"got {timeout!r}")
+        if batch_sampler is None:
+            if batch_size is None:
+                raise DatasetError("DataLoader: give batch_size, or a batch_sampler")
+            if sampler is None:
+                sampler = (RandomSampler if shuffle else SequentialSampler)(len(dataset))
+            elif shuffle:
+                raise DatasetError("DataLoader: give shuffle=True or a sampler, not both")
+            batch_sampler = BatchSampler(sampler, batch_size, last_batch or "keep")
+        elif batch_size is not None or shuffle or sampler is not None or last_batch is not None:
+            raise DatasetError("DataLoader: batch_size, shuffle, sampler and last_batch must "
+                               "not be given with a batch_sampler")
+        self._dataset = dataset
+        self._batch_sampler = batch_sampler
+        self._num_workers = max(0, int(num_workers))
+        self._thread_pool = bool(thread_pool)
+        self._timeout = timeout
+        self._pin_memory = pin_memory
+        self._pin_device_id = pin_device_id
+        self._prefetch = max(0, int(prefetch) if prefetch is not None
+                             else 2 * self._num_workers)
+        self._keys = itertools.count()
+        self._pool: Any = None
+        self._finish: Callable[[Any], Any] = _identity
+        if batchify_fn is None:
+            processes = self._num_workers > 0 and not self._thread_pool
+            batchify_fn = default_mp_batchify_fn if processes else default_batchify_fn
+        if batchify_fn is default_mp_batchify_fn:
+            self._finish = _to_ndarray
+        self._batchify_fn = batchify_fn
+        if self._num_workers > 0:
+            pool_type = ThreadWorkerPool if self._thread_pool else ProcessWorkerPool
+            if not self._thread_pool:
+                ndarray.waitall()  # nothing half-written is copied into the workers
+            self._pool = pool_type(self._num_workers, dataset, batchify_fn, timeout)
+        self.auto_reload = auto_reload
+        self._iter: Any = None
+        if auto_reload:
+            self.refresh()
+
+    def _same_process_iter(self) -> Iterator[Any]:
+        for indices in self._batch_sampler:
+            yield self._finish(self._batchify_fn([self._dataset[i] for i in indices]))
+
+    def _prefetch_iter(self) -> Iterator[Any]:
+        if self._pool is None:
+            return self._same_process_iter()
+        return _WorkerIter(self, self._pool, self._keys, self._finish)
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._iter is None:
+            self.refresh()
+        batches, self._iter = self._iter, None
+        yield from batches
+        if self._iter is None and self.auto_reload:
+            self.refresh()
+
+    def __len__(self) -> int:
+        return len(self._batch_sampler)
+
+    def refresh(self) -> None:
+        """Start the next pass now (its first batches are fetched at once)."""
+        self._iter = self._prefetch_iter()
+
+    def clean(self) -> None:
+        """Drop a pass started ahead; the next ``iter`` starts a fresh one."""
+        if isinstance(self._iter, _WorkerIter):
+            self._iter.close()
+        self._iter = None
+
+    def __del__(self) -> None:
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.shutdown()
+
+
+def _identity(batch: Any) -> Any:
+    return batch
