@@ -71,6 +71,8 @@ _LAZY_SUBMODULES = {
     "test_utils",
     "testing",
     "util",
+    "visualization",
+    "viz",
 }
 
 # Classes MXNet exposes at the top level, from the submodule that defines them.

@@ -73,6 +73,16 @@ def node_attributes(op: Op, attr: dict[str, Any]) -> dict[str, str]:
     return stored
 
 
+def _attributes_in_kwargs(op: Op, kwargs: dict[str, Any]) -> dict[str, str]:
+    """Take out of ``kwargs`` the symbol attributes passed as keywords, as MXNet takes them:
+    its hidden keys (``lr_mult=0`` is stored as ``__lr_mult__``) and ``__dunder__`` keys,
+    unless the operator declares a parameter of that name; values are stored as ``str``."""
+    fields = op.params.fields()
+    keys = [k for k in kwargs if k not in fields and isinstance(k, str)
+            and (k in _attribute.HIDDEN_KEYS or is_hidden_attr(k))]
+    return {_attribute.stored_key(k): str(kwargs.pop(k)) for k in keys}
+
+
 def apply_op(called: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     """``mx.sym.<called>(*args, **kwargs)``: a new symbol for the operator ``called`` names."""
     from ._symbol import Symbol
@@ -84,6 +94,7 @@ def apply_op(called: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         raise SymbolArgumentError(f"operator {op.name!r}: attr= must be a dict of strings, got "
                                   f"{type(attr).__name__}")
     node_attr = node_attributes(op, _attribute.current().get(attr))
+    node_attr.update(_attributes_in_kwargs(op, kwargs))
     positional: list[Any] = []
     index = 0
     while index < len(args) and (args[index] is None or isinstance(args[index], Symbol)):
