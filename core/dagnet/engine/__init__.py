@@ -12,6 +12,10 @@ as soon as their dependencies allow, in parallel where they do not conflict::
 Engines are plugins (``naive``, ``threaded``, ``threaded_per_device``); pick one
 by argument (:func:`get`/:func:`create`), ``dagnet.config.set(engine=...)``,
 ``DAGNET_ENGINE`` or MXNet's ``MXNET_ENGINE_TYPE``.
+
+Listeners (:func:`add_listener`) hear of every function any engine runs, with
+its device and timing (what ``dagnet.profiler`` records); :func:`run_inline`
+runs a thread's pushes on that thread (custom operators written in Python).
 """
 
 from __future__ import annotations
@@ -27,15 +31,36 @@ from ._base import (
     interruptible_wait,
 )
 from ._bulk import bulk, bulk_listeners, bulk_state, set_bulk_size
+from ._inline import inline_active, run_inline
+from ._listener import (
+    Execution,
+    add_listener,
+    clock,
+    current_scope,
+    execution_scope,
+    listening,
+    remove_listener,
+    report,
+)
 from ._selection import create, current, get, names
 from ._tracked import TrackedEngine
 from ._workers import WorkerPool
 
 __all__ = [
+    "add_listener",
     "Block",
     "bulk",
     "bulk_listeners",
     "bulk_state",
+    "clock",
+    "current_scope",
+    "Execution",
+    "execution_scope",
+    "inline_active",
+    "listening",
+    "remove_listener",
+    "report",
+    "run_inline",
     "set_bulk_size",
     "Engine",
     "TrackedEngine",

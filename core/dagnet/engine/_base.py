@@ -30,6 +30,7 @@ from .._errors import (
     OperatorFailedError,
 )
 from ..context import Context, cpu
+from . import _listener
 
 __all__ = [
     "Block", "Engine", "Var", "RunContext", "FnProperty", "Operator", "Failure",
@@ -148,7 +149,7 @@ class Block:
 
     __slots__ = (
         "fn", "ctx", "reads", "writes", "prop", "priority", "_name", "is_async",
-        "no_skip", "wait", "seq", "lingers",
+        "no_skip", "wait", "seq", "lingers", "inline",
     )
 
     def __init__(self, fn, ctx, reads, writes, prop, priority, name, is_async, no_skip=False):
@@ -166,6 +167,9 @@ class Block:
         # 1: completed by on_complete on another thread while the function
         # still runs; 2: its variables released, the return still awaited.
         self.lingers = 0
+        # set when the pushing thread runs it itself (dagnet.engine.run_inline): an
+        # event the tracker sets instead of dispatching it to a worker
+        self.inline: threading.Event | None = None
 
     @property
     def name(self) -> str:
@@ -448,6 +452,9 @@ class Engine(abc.ABC):
                 var._failure = failure
             done(block)
             return
+        if _listener._listeners:
+            self._execute_reported(block, run_ctx, done)
+            return
         running = _running
         previous = running.block
         running.block = block
@@ -462,6 +469,34 @@ class Engine(abc.ABC):
             self._fail(block, error)
         finally:
             running.block = previous
+        if not block.is_async:
+            done(block)
+
+    def _execute_reported(self, block: Block, run_ctx: RunContext,
+                          done: Callable[[Block], None]) -> None:
+        """:meth:`_execute` for a block that is not skipped, timed and reported to the
+        engine listeners (``dagnet.engine.add_listener``)."""
+        running = _running
+        previous = running.block
+        running.block = block
+        failed = False
+        start = _listener.clock()
+        try:
+            if block.is_async:
+                self._start_async(block, run_ctx, done)
+                return
+            block.fn(run_ctx)
+            if run_ctx is not None and run_ctx.stream is not None:
+                run_ctx.stream.synchronize()
+        except BaseException as error:
+            failed = True
+            self._fail(block, error)
+        finally:
+            running.block = previous
+            end = _listener.clock()
+            _listener.report(_listener.Execution(
+                block.name, block.ctx, block.prop, start, end, threading.get_ident(),
+                failed, _listener.current_scope()))
         if not block.is_async:
             done(block)
 

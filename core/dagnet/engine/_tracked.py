@@ -30,6 +30,7 @@ from typing import Any
 from .. import config
 from .._errors import EngineDeadlockError, EngineTimeoutError
 from ._base import Block, Engine, FnProperty, RunContext, Var, current_block, interruptible_wait
+from ._inline import _inline
 
 __all__ = ["TrackedEngine"]
 
@@ -57,6 +58,7 @@ class TrackedEngine(Engine):
         self.max_pending = int(config.get("engine_max_pending"))
         self._ahead = self.max_pending  # the bound now: see max_pending
         self._done = self._complete  # bound once: it is passed for every function run
+        self._inline_run_ctxs = threading.local()  # per thread: run contexts by device
 
     max_pending: int
     """How far a pushing thread may run ahead of the workers (config
@@ -85,6 +87,9 @@ class TrackedEngine(Engine):
 
     # -- the tracker -------------------------------------------------------------
     def _submit(self, block: Block) -> None:
+        if _inline.depth and block.ctx is not None and block.prop is not FnProperty.DELETE_VAR:
+            self._run_inline(block)
+            return
         self._take(self._register, self._pushed, block)
         if (len(self._active) >= self._ahead and self._retired != self._stalled_at
                 and current_block() is None):
@@ -261,8 +266,29 @@ class TrackedEngine(Engine):
         if block.ctx is None:  # a waiter: signal from here, no worker needed
             block.fn(None)
             self._release(block)
+        elif block.inline is not None:  # its pushing thread runs it (run_inline)
+            block.inline.set()
         else:
             self._dispatch(block)
+
+    def _run_inline(self, block: Block) -> None:
+        """Register ``block``, wait until its dependencies allow, and run it on this thread."""
+        ready = block.inline = threading.Event()
+        self._take(self._register, self._pushed, block)
+        if not ready.is_set():
+            self._drive(blocking=True)  # it may be queued behind a push another thread holds
+            interruptible_wait(ready.wait, None,
+                               lambda: f"in the inline push of {block.name!r}, waiting for "
+                                       f"the functions it depends on: {self._outstanding()}")
+        run_ctxs = self._inline_run_ctxs.__dict__
+        run_ctx = run_ctxs.get(block.ctx)
+        error = None
+        if run_ctx is None:
+            try:
+                run_ctx = run_ctxs[block.ctx] = self._new_run_ctx(block.ctx)
+            except Exception as exc:  # no backend for the device: the block fails
+                error = exc
+        self._run_ready(block, run_ctx, error)
 
     def _ask(self, question: Callable[[], Any]) -> Any:
         """``question()`` evaluated under the lock, after every earlier push is registered."""
