@@ -64,6 +64,7 @@ _LAZY_SUBMODULES = {
     "optimizer",
     "random",
     "resource",
+    "rnn",
     "runtime",
     "storage",
     "sym",
