@@ -46,6 +46,7 @@ _LAZY_SUBMODULES = {
     "backend",
     "base",
     "callback",
+    "contrib",
     "engine",
     "executor",
     "init",
