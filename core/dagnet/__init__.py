@@ -63,6 +63,7 @@ _LAZY_SUBMODULES = {
     "nd",
     "ndarray",
     "optimizer",
+    "profiler",
     "random",
     "resource",
     "rnn",
