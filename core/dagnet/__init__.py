@@ -59,6 +59,8 @@ _LAZY_SUBMODULES = {
     "mod",
     "model",
     "module",
+    "mon",
+    "monitor",
     "name",
     "nd",
     "ndarray",

@@ -318,7 +318,7 @@ def test_misuse_is_explained(caplog):
         mod.backward()
     with pytest.raises(ModuleStateError, match="init_optimizer"):
         mod.update()
-    with pytest.raises(ValueError, match="parameters lack 'fc1_bias', 'fc1_weight', 'fc2_bias'"):
+    with pytest.raises(RuntimeError, match="parameters lack 'fc1_bias', 'fc1_weight', 'fc2_bias'"):
         mod.set_params({}, {})
     with pytest.raises(TypeError, match="must be a DataIter"):
         mod.predict([1, 2, 3])

@@ -18,6 +18,6 @@ every node to the engine.
 from __future__ import annotations
 
 from ._bind import bind, simple_bind
-from ._executor import Executor, UnknownArgumentError
+from ._executor import Executor, UnknownArgumentError, UnknownParameterError
 
-__all__ = ["Executor", "UnknownArgumentError", "bind", "simple_bind"]
+__all__ = ["Executor", "UnknownArgumentError", "UnknownParameterError", "bind", "simple_bind"]

@@ -36,7 +36,7 @@ from ..runtime import (
 from ._graph import COPY, INNER, OP, OUTPUT, ZERO, Graph
 from ._plan import Plan, plan_memory
 
-__all__ = ["Executor", "UnknownArgumentError"]
+__all__ = ["Executor", "UnknownArgumentError", "UnknownParameterError"]
 
 _NORMAL = FnProperty.NORMAL
 
@@ -45,6 +45,11 @@ class UnknownArgumentError(UnknownNameError, TypeError):
     """A name that is not an argument (or auxiliary state) of the bound symbol.
 
     A ``TypeError`` as in MXNet, and a ``KeyError`` as dagnet's other unknown names."""
+
+
+class UnknownParameterError(UnknownNameError, ValueError):
+    """A parameter value given for a name the bound symbol does not have
+    (``copy_params_from``); a ``ValueError`` as in MXNet."""
 
 
 class Executor:
@@ -198,9 +203,24 @@ class Executor:
             raise OperatorError(f"backward is not possible: {graph.backward_error}")
         self._copy_heads(out_grads)
         eng = current_engine()
+        if self._monitor is not None:
+            self._monitored_backward(eng, bool(is_train))
+            return
         push, ctx = eng.push, self._ctx
         for opr in self._program(True, bool(is_train)):
             push(opr, ctx)
+
+    def _monitored_backward(self, eng: Any, is_train: bool) -> None:
+        # each backward operator's results are named <node>_backward_<input>, as MXNet does
+        callback = self._monitor[0]
+        graph, arrays = self._graph, self._arrays
+        steps = graph.steps[graph.num_forward:]
+        for step, opr in zip(steps, self._program(True, is_train, bulk=1)):
+            eng.push(opr, self._ctx)
+            if step.kind == OP and step.node is not None:
+                inputs = step.node.input_names()
+                for position, b in zip(step.gradient_of, step.outputs):
+                    callback(f"{step.node.name}_backward_{inputs[position]}", arrays[b])
 
     def _copy_heads(self, out_grads: Any) -> None:
         names = self._graph.output_names
@@ -282,7 +302,7 @@ class Executor:
                                       (aux_params or {}, self.aux_dict, "auxiliary state")):
             for name in params:
                 if name not in targets and not allow_extra_params:
-                    raise UnknownArgumentError(
+                    raise UnknownParameterError(
                         f"copy_params_from: {name!r} is not an {what} of the symbol (they are "
                         f"{', '.join(targets) or 'none'}); pass allow_extra_params=True to skip "
                         f"names the symbol does not have")

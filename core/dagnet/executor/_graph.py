@@ -77,6 +77,8 @@ class Step:
     mutated: list[int] = field(default_factory=list)
     inplace: list[tuple[int, int]] = field(default_factory=list)
     backward: bool = False
+    # a backward op's outputs: the positions of the forward inputs they are gradients of
+    gradient_of: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -255,7 +257,8 @@ def _backward(b: _Builder, nodes: list[Node], arg_nodes: list[Node], head_entrie
             outs.append(target)
             reqs.append(req)
         b.steps.append(Step(OP, name, parts, outs, reqs, backward, node.attrs, node,
-                            inplace=_inplace_pairs(backward, node.attrs), backward=True))
+                            inplace=_inplace_pairs(backward, node.attrs), backward=True,
+                            gradient_of=[index for index, _ in step.targets]))
         for source, target in adds:
             b.steps.append(Step(ADD, f"{name}_sum", [source], [target], [_ADD], backward=True))
     for position, target in enumerate(grads):

@@ -327,8 +327,11 @@ class BaseModule:
     def set_params(self, arg_params: dict[str, Any], aux_params: dict[str, Any],
                    allow_missing: bool = False, force_init: bool = True,
                    allow_extra: bool = False) -> None:
-        """Set the parameters from name -> array dicts."""
-        raise NotImplementedError(f"{type(self).__name__} must implement set_params")
+        """Set the parameters from name -> array dicts: :meth:`init_params` without an
+        initializer (every parameter must be given unless ``allow_missing``)."""
+        self.init_params(initializer=None, arg_params=arg_params, aux_params=aux_params,
+                         allow_missing=allow_missing, force_init=force_init,
+                         allow_extra=allow_extra)
 
     def init_optimizer(self, *args: Any, **kwargs: Any) -> None:
         """Set up the optimizer."""

@@ -9,6 +9,7 @@ from typing import Any
 
 from .. import ndarray
 from .._argcheck import ArgumentTypeError
+from .._errors import ContextError, DagnetError
 from ..context import Context, cpu
 from ..initializer import InitDesc
 from ..io import DataBatch, DataDesc
@@ -46,8 +47,15 @@ class Module(BaseModule):
                  label_names: Sequence[str] | None = ("softmax_label",), logger: Any = None,
                  context: Context | Sequence[Context] = _CPU,
                  work_load_list: Sequence[float] | None = None,
-                 fixed_param_names: Sequence[str] | None = None) -> None:
+                 fixed_param_names: Sequence[str] | None = None,
+                 state_names: Sequence[str] | None = None, group2ctxs: Any = None,
+                 compression_params: dict | None = None) -> None:
         super().__init__(logger=logger)
+        if group2ctxs is not None:
+            raise ContextError(
+                "Module: group2ctxs places node groups on several devices, but a dagnet "
+                "executor runs its whole graph on one device; use one Module per device "
+                "(data parallelism with context=[...]) instead")
         contexts = [context] if isinstance(context, Context) else list(context)
         if not contexts or not all(isinstance(c, Context) for c in contexts):
             raise ArgumentTypeError(f"Module: context must be a Context such as mx.cpu() or a "
@@ -62,10 +70,14 @@ class Module(BaseModule):
         data_names = list(data_names) if data_names is not None else []
         label_names = list(label_names) if label_names is not None else []
         fixed_param_names = list(fixed_param_names) if fixed_param_names is not None else []
+        state_names = list(state_names) if state_names is not None else []
         check_input_names(symbol, data_names, "data", True)
         check_input_names(symbol, label_names, "label", False)
         check_input_names(symbol, fixed_param_names, "fixed_param", True)
-        inputs = data_names + label_names
+        check_input_names(symbol, state_names, "state", True)
+        self._compression_params = compression_params
+        self._state_names = state_names
+        inputs = data_names + label_names + state_names
         self._param_names = [n for n in symbol.list_arguments() if n not in inputs]
         self._fixed_param_names = fixed_param_names
         self._aux_names = symbol.list_auxiliary_states()
@@ -187,7 +199,7 @@ class Module(BaseModule):
                                                  (self._aux_params, aux_params))
                        if given is not None for name in sorted(names) if name not in given]
             if missing:
-                raise ValueError(f"the given parameters lack {', '.join(map(repr, missing))}; "
+                raise DagnetError(f"the given parameters lack {', '.join(map(repr, missing))}; "
                                  f"pass every parameter, or allow_missing=True to initialize "
                                  f"the missing ones with the initializer")
         for name, arr in sorted(self._arg_params.items()):
@@ -241,7 +253,7 @@ class Module(BaseModule):
         group = DataParallelExecutorGroup(
             self._symbol, self._context, self._work_load_list, data, labels,
             self._param_names, for_training, inputs_need_grad, self._fixed_param_names,
-            grad_req)
+            grad_req, state_names=self._state_names)
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self._grad_req = grad_req
@@ -378,7 +390,7 @@ class Module(BaseModule):
         provide_label = getattr(data_batch, "provide_label", None)
         if provide_label:
             labels = list(provide_label)
-        elif data_batch.label and self._label_shapes:
+        elif getattr(data_batch, "label", None) and self._label_shapes:
             labels = [DataDesc(d.name, tuple(lab.shape), d.dtype, d.layout)
                       for d, lab in zip(self._label_shapes, data_batch.label)]
         elif self._label_shapes:
@@ -416,6 +428,19 @@ class Module(BaseModule):
         ``merge_multi_context``)."""
         self._require("get_outputs", params=True)
         return self._exec_group.get_outputs(merge_multi_context=merge_multi_context)
+
+    def get_states(self, merge_multi_context: bool = True) -> list[Any]:
+        """The state inputs named by ``state_names`` (joined over the devices when
+        ``merge_multi_context``)."""
+        self._require("get_states", params=True)
+        return self._exec_group.get_states(merge_multi_context=merge_multi_context)
+
+    def set_states(self, states: list[list[Any]] | None = None,
+                   value: float | None = None) -> None:
+        """Set the state inputs from per-device arrays (as ``get_states(False)`` gives
+        them) or all to ``value``."""
+        self._require("set_states", params=True)
+        self._exec_group.set_states(states, value)
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
         """The gradients of the data inputs (bind with ``inputs_need_grad=True``)."""

@@ -51,17 +51,22 @@ class DataParallelExecutorGroup:
     def __init__(self, symbol: Any, contexts: list[Context], workload: list[float],
                  data_shapes: list[DataDesc], label_shapes: list[DataDesc] | None,
                  param_names: list[str], for_training: bool, inputs_need_grad: bool,
-                 fixed_param_names: list[str], grad_req: Any = "write") -> None:
+                 fixed_param_names: list[str] | None = None, grad_req: Any = "write",
+                 state_names: list[str] | None = None) -> None:
         self.symbol = symbol
         self.contexts = contexts
         self.workload = workload
         self.param_names = param_names
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
-        self.fixed_param_names = fixed_param_names
+        self.fixed_param_names = list(fixed_param_names or [])
+        self.state_names = list(state_names or [])
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self.output_names = symbol.list_outputs()
+        # each output's batch axis, from the ``__layout__`` attribute of its node
+        self.output_layouts = [DataDesc.get_batch_axis(symbol[i].attr("__layout__"))
+                               for i in range(len(self.output_names))]
         self.data_names = [d.name for d in data_shapes]
         self.label_names = [d.name for d in label_shapes or []]
         self.grad_req = self._grad_reqs(grad_req)
@@ -151,6 +156,7 @@ class DataParallelExecutorGroup:
         self.grad_arrays = ([[e.grad_dict[name] for e in execs] for name in self.param_names]
                             if self.for_training else [])
         self.aux_arrays = [[e.aux_dict[name] for e in execs] for name in self.aux_names]
+        self.state_arrays = [[e.arg_dict[name] for e in execs] for name in self.state_names]
         self.input_grad_arrays = ([[e.grad_dict[name] for e in execs] for name in self.data_names]
                                   if self.inputs_need_grad else [])
 
@@ -182,7 +188,7 @@ class DataParallelExecutorGroup:
         _load_general(data_batch.data, self.data_arrays, self.data_layouts, "data")
         if is_train is None:
             is_train = self.for_training
-        if any(a is not None for a in self.label_arrays) and data_batch.label:
+        if any(a is not None for a in self.label_arrays) and getattr(data_batch, "label", None):
             _load_general(data_batch.label, self.label_arrays, self.label_layouts, "label")
         for executor in self.execs:
             executor.forward(is_train=is_train)
@@ -194,8 +200,9 @@ class DataParallelExecutorGroup:
         for executor, islice, ctx in zip(self.execs, self.slices, self.contexts):
             heads = None
             if out_grads is not None:
-                heads = [_slice(grad, islice, 0).as_in_context(ctx)
-                         if len(self.execs) > 1 else grad for grad in out_grads]
+                heads = [_slice(grad, islice, max(axis, 0)).as_in_context(ctx)
+                         if len(self.execs) > 1 else grad
+                         for grad, axis in zip(out_grads, self.output_layouts)]
             executor.backward(out_grads=heads)
 
     def get_outputs(self, merge_multi_context: bool = True, begin: int = 0,
@@ -204,11 +211,41 @@ class DataParallelExecutorGroup:
         (or, without ``merge_multi_context``, a list per output of each device's array)."""
         end = len(self.output_names) if end is None else end
         outputs = [[e.outputs[i] for e in self.execs] for i in range(begin, end)]
-        return _merge(outputs) if merge_multi_context else outputs
+        if not merge_multi_context:
+            return outputs
+        return _merge(outputs, self.output_layouts[begin:end])
 
     def get_input_grads(self, merge_multi_context: bool = True) -> list[Any]:
         """The gradients of the data inputs (bound with ``inputs_need_grad``)."""
-        return _merge(self.input_grad_arrays) if merge_multi_context else self.input_grad_arrays
+        if not merge_multi_context:
+            return self.input_grad_arrays
+        return _merge(self.input_grad_arrays, self.data_layouts)
+
+    def get_states(self, merge_multi_context: bool = True) -> list[Any]:
+        """The state inputs (``state_names``): per state, each device's array, or (with
+        ``merge_multi_context``) one array joined along the batch axis."""
+        return _merge(self.state_arrays) if merge_multi_context else self.state_arrays
+
+    def set_states(self, states: list[list[Any]] | None = None,
+                   value: float | None = None) -> None:
+        """Set the states from ``states`` (per state, one array per device, as
+        ``get_states(merge_multi_context=False)`` returns) or all to ``value``."""
+        if (states is None) == (value is None):
+            raise ValueError("set_states: give exactly one of states and value")
+        if value is not None:
+            for per_device in self.state_arrays:
+                for array in per_device:
+                    array[:] = value
+            return
+        if len(states) != len(self.state_arrays):
+            raise ValueError(f"set_states: {len(states)} states given for "
+                             f"{len(self.state_arrays)} ({', '.join(self.state_names)})")
+        for given, per_device in zip(states, self.state_arrays):
+            if len(given) != len(per_device):
+                raise ValueError(f"set_states: each state needs one array per device "
+                                 f"({len(per_device)}), got {len(given)}")
+            for source, target in zip(given, per_device):
+                source.copyto(target)
 
     def get_output_shapes(self) -> list[tuple[str, tuple]]:
         """``(name, shape)`` of every output for the whole batch."""
@@ -285,9 +322,12 @@ def _load_general(sources: Sequence[Any], targets: list[list[tuple[slice, Any]] 
             part.copyto(target)
 
 
-def _merge(per_output: list[list[Any]]) -> list[Any]:
+def _merge(per_output: list[list[Any]], axes: list[int] | None = None) -> list[Any]:
+    """Join each output's per-device arrays along its batch axis (default 0; an axis
+    below 0, no batch axis: the first device's array)."""
     from .. import ndarray
 
-    return [arrays[0] if len(arrays) == 1 else
-            ndarray.concat(*[a.as_in_context(arrays[0].context) for a in arrays], dim=0)
-            for arrays in per_output]
+    axes = axes if axes is not None else [0] * len(per_output)
+    return [arrays[0] if len(arrays) == 1 or axis < 0 else
+            ndarray.concat(*[a.as_in_context(arrays[0].context) for a in arrays], dim=axis)
+            for arrays, axis in zip(per_output, axes)]
