@@ -223,3 +223,45 @@ def test_lazy_submodule():
     import dagnet
 
     assert "metric" in dagnet.__all__ and dagnet.metric.Accuracy is mx.metric.Accuracy
+
+
+def _confusion_batch(confusion):
+    """Labels and one-hot predictions whose confusion matrix (pred x label) is ``confusion``."""
+    labels, preds = [], []
+    for pred, row in enumerate(confusion):
+        for label, count in enumerate(row):
+            labels += [label] * count
+            preds += [pred] * count
+    k = len(confusion)
+    return [mx.nd.array(labels)], [mx.nd.array(np.eye(k)[preds])]
+
+
+def test_pcc_equals_mcc_for_two_classes_and_takes_indices():
+    labels, preds = _confusion_batch([[7, 3], [2, 5]])
+    pcc, mcc = mx.metric.create("pcc"), mx.metric.create("mcc")
+    pcc.update(labels, preds)
+    mcc.update(labels, preds)
+    assert pcc.get()[1] == pytest.approx(mcc.get()[1])
+    by_index = mx.metric.PCC()
+    by_index.update(labels, [p.argmax(axis=1) for p in preds])
+    assert by_index.get()[1] == pytest.approx(pcc.get()[1])
+
+
+def test_pcc_multiclass_matches_the_pearson_correlation_of_one_hot_vectors():
+    confusion = [[23, 13, 3], [7, 19, 11], [2, 5, 17]]
+    labels, preds = _confusion_batch(confusion)
+    metric = mx.metric.PCC()
+    metric.update(labels, preds)
+    onehot_label = np.eye(3)[labels[0].asnumpy().astype(int)]
+    onehot_pred = preds[0].asnumpy()
+    centred_l = onehot_label - onehot_label.mean(axis=0)
+    centred_p = onehot_pred - onehot_pred.mean(axis=0)
+    want = (centred_l * centred_p).sum() / np.sqrt((centred_l ** 2).sum() * (centred_p ** 2).sum())
+    assert metric.get()[1] == pytest.approx(want)
+    # batching and order do not change it; classes grow as they are seen
+    split = mx.metric.PCC()
+    for i in reversed(range(len(labels[0]))):
+        split.update([labels[0][i:i + 1]], [preds[0][i:i + 1]])
+    assert split.get()[1] == pytest.approx(want)
+    split.reset_local()
+    assert np.isnan(split.get()[1]) and split.get_global()[1] == pytest.approx(want)

@@ -46,6 +46,7 @@ __all__ = [
     "MSE",
     "MetricError",
     "NegativeLogLikelihood",
+    "PCC",
     "PearsonCorrelation",
     "Perplexity",
     "RMSE",
@@ -524,6 +525,76 @@ class MCC(_BinaryMetric):
         super().__init__(name, output_names, label_names, average)
 
     _score = staticmethod(_BinaryStats.matthewscc)
+
+
+@register
+class PCC(EvalMetric):
+    """The multiclass Matthews correlation coefficient (Gorodkin's R_K): the Pearson
+    correlation of one-hot predictions and labels, read from the K x K confusion matrix.
+    For two classes it equals :class:`MCC`; with more, its minimum lies between -1 and 0.
+
+    Predictions are class scores (the argmax is taken) or class indices; the number of
+    classes grows with the largest index seen.  ``get`` is nan while a row or column
+    of the confusion matrix is empty.
+    """
+
+    def __init__(self, name: str = "pcc", output_names: list[str] | None = None,
+                 label_names: list[str] | None = None, has_global_stats: bool = True):
+        self._k = 2
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=has_global_stats)
+
+    @staticmethod
+    def _correlation(confusion: numpy.ndarray) -> float:
+        n = confusion.sum()
+        predicted, actual = confusion.sum(axis=1), confusion.sum(axis=0)
+        spread_pred = float(numpy.sum(predicted * (n - predicted)))
+        spread_true = float(numpy.sum(actual * (n - actual)))
+        if spread_pred == 0 or spread_true == 0:
+            return float("nan")
+        agreement = float(numpy.sum(numpy.diagonal(confusion) * n - predicted * actual))
+        return agreement / (spread_pred * spread_true) ** 0.5
+
+    def _grow(self, classes: int) -> None:
+        extra = classes - self._k
+        if extra > 0:
+            self._local = numpy.pad(self._local, ((0, extra), (0, extra)))
+            self._global = numpy.pad(self._global, ((0, extra), (0, extra)))
+            self._k = classes
+
+    def update(self, labels: Any, preds: Any) -> None:
+        """Add one batch to the confusion matrices."""
+        labels, preds = check_label_shapes(labels, preds, wrap=True)
+        for label, pred in zip(labels, preds):
+            label, pred = _host(label).astype(numpy.int64).reshape(-1), _host(pred)
+            pred = (pred.argmax(axis=1) if pred.ndim > 1 and pred.size != label.size
+                    else pred.reshape(-1)).astype(numpy.int64)
+            if pred.size != label.size:
+                raise ShapeError(f"PCC: {label.size} labels for {pred.size} predictions; give "
+                                 f"one class index or one score vector per label")
+            if label.size and min(pred.min(), label.min()) < 0:
+                raise ValueError("PCC: class indices must be >= 0")
+            if label.size:
+                self._grow(int(max(pred.max(), label.max())) + 1)
+            batch = numpy.zeros((self._k, self._k))
+            numpy.add.at(batch, (pred, label), 1)
+            self._local += batch
+            self._global += batch
+        self.num_inst += 1
+        self.global_num_inst += 1
+        self.sum_metric = self._correlation(self._local) * self.num_inst
+        self.global_sum_metric = self._correlation(self._global) * self.global_num_inst
+
+    def reset(self) -> None:
+        """Clear the local and global confusion matrices."""
+        super().reset()
+        self._global = numpy.zeros((self._k, self._k))
+        self._local = numpy.zeros((self._k, self._k))
+
+    def reset_local(self) -> None:
+        """Clear the local confusion matrix."""
+        super().reset_local()
+        self._local = numpy.zeros((self._k, self._k))
 
 
 @register
