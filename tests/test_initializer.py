@@ -146,6 +146,8 @@ def test_constant_with_an_array_value_and_its_dumps():
     init = mx.init.Constant(mx.nd.array([[1, 2, 3]]))
     np.testing.assert_array_equal(filled(init, "c_weight", (2, 3)), [[1, 2, 3]] * 2)
     assert json.loads(init.dumps()) == ["constant", {"value": [[1.0, 2.0, 3.0]]}]
+    # as in MXNet, what dumps wrote is what the kwargs hold afterwards
+    assert init.dumps() == json.dumps(["constant", init._kwargs])
 
 
 @pytest.mark.parametrize("init", [mx.init.Uniform(), mx.init.Normal(1.0), mx.init.Xavier(),

@@ -281,7 +281,8 @@ class Constant(Initializer):
         value = self.value
         if not np.isscalar(value):
             value = value.tolist() if isinstance(value, np.ndarray) else value.asnumpy().tolist()
-        return json.dumps(["constant", {"value": value}])
+        self._kwargs["value"] = value  # as MXNet: the kwargs hold what was written
+        return json.dumps(["constant", self._kwargs])
 
 
 @register
