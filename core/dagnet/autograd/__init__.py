@@ -15,13 +15,15 @@ recorded; ``backward``/``grad`` then push each operator's registered backward
 operator -- the same gradient rules the executor uses -- through the engine.
 Training mode (``record()``, ``train_mode()``) is what kernels see as
 ``OpContext.is_train``.  ``Function`` subclasses add differentiable functions
-with a hand-written ``backward``.  Higher-order gradients
-(``create_graph=True``) and ``get_symbol`` are not available.
+with a hand-written ``backward``.  ``get_symbol`` turns a recorded computation
+into a Symbol.  Higher-order gradients (``create_graph=True``) are not available.
 """
 
 from __future__ import annotations
 
 from .. import runtime as _runtime
+from ..ndarray import NDArray
+from ..symbol import Symbol
 from . import _views
 from ._backward import backward, grad
 from ._errors import (
@@ -42,12 +44,16 @@ from ._mode import (
     set_training,
     train_mode,
 )
+from ._symbolic import get_symbol
 
 __all__ = [
     "AutogradArgumentError", "AutogradError", "Function", "HigherOrderGradientError",
     "NotDifferentiableError", "backward", "grad", "is_recording", "is_training",
     "mark_variables", "pause", "predict_mode", "record", "set_recording", "set_training",
-    "train_mode",
+    "train_mode", "get_symbol",
+    # MXNet's autograd module has these two among its public names, and code reaches
+    # them through ``from mxnet.autograd import *``
+    "NDArray", "Symbol",
 ]
 
 _runtime.install_recorder(record_call, _views, backward)
