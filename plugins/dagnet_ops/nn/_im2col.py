@@ -1,12 +1,22 @@
 """Sliding windows over the spatial axes of ``(N, C, *spatial)`` arrays, for any number
-of spatial dimensions, written against ``xp`` (numpy and cupy both have
-``lib.stride_tricks.as_strided``).
+of spatial dimensions, written against ``xp`` (numpy or cupy), and convolution as
+matrix products of those windows.
 
-:func:`windows` is im2col as a strided view; :func:`scatter_windows` is its adjoint
-(col2im, summing overlaps), taking the kernel axes first.  Convolution is a matrix
-product of the windows with the filters per group, and its two gradients follow from
-the same pieces; the transposed convolution (``Deconvolution``) reuses them with roles
-exchanged.
+Convolution runs on column matrices ``(C * prod(kernel), n * L)``: one row per input
+channel and filter tap, one column per output position of a block of ``n`` samples
+(blocks keep the matrices around :data:`BLOCK_BYTES`, so they stay in cache and
+their memory is reused).  Each product is one large matrix product per group.  Two
+ways to lay the columns out:
+
+- *flat* (stride 1): the padded input is flattened per channel, and the tap at
+  offset ``o`` of every output position is the contiguous run ``flat[o : o + L]``,
+  so a tap's rows are copied as long contiguous runs.  Output positions then follow
+  the padded grid: the few columns past each row's last output are computed and
+  dropped.
+- *dense*: one column per output position, each tap a strided view of the input.
+
+:func:`windows`, :func:`scatter_windows` and :func:`kernel_first` give the windows as a
+strided view and its adjoint, for pooling.
 """
 
 from __future__ import annotations
@@ -18,8 +28,15 @@ from typing import Any
 
 __all__ = [
     "pad_spatial", "windows", "scatter_windows", "kernel_first", "window_count",
-    "conv_forward", "conv_grad_data", "conv_grad_weight",
+    "conv_forward", "conv_grad_data", "conv_grad_weight", "BLOCK_BYTES",
 ]
+
+#: the size a block of column matrices aims at: a few samples' columns at a time
+BLOCK_BYTES = 8 << 20
+# The flat layout is used while its dropped columns cost at most this fraction more.
+_FLAT_OVERHEAD = 1.25
+# A 1x1 convolution's per-sample matrix product needs no copy when outputs are this many.
+_POINTWISE_MIN = 256
 
 
 def window_count(size: int, kernel: int, stride: int, dilate: int = 1) -> int:
@@ -32,8 +49,11 @@ def pad_spatial(xp: Any, x: Any, before: Sequence[int], after: Sequence[int],
     """``x`` padded on its spatial axes (all but the first two) with ``value``."""
     if not any(before) and not any(after):
         return x
-    widths = [(0, 0), (0, 0)] + [(int(b), int(a)) for b, a in zip(before, after)]
-    return xp.pad(x, widths, mode="constant", constant_values=value)
+    shape = x.shape[:2] + tuple(s + int(b) + int(a) for s, b, a in zip(x.shape[2:], before, after))
+    out = xp.full(shape, value, dtype=x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(int(b), int(b) + s)
+                                           for b, s in zip(before, x.shape[2:]))] = x
+    return out
 
 
 def windows(xp: Any, x: Any, kernel: Sequence[int], stride: Sequence[int],
@@ -49,6 +69,12 @@ def windows(xp: Any, x: Any, kernel: Sequence[int], stride: Sequence[int],
     return xp.lib.stride_tricks.as_strided(x, shape=shape, strides=strides)
 
 
+def _tap_slices(offset, dilate, stride, out):
+    """The input positions (per spatial axis) the tap at ``offset`` reads for every output."""
+    return tuple(slice(o * d, o * d + s * (n - 1) + 1, s)
+                 for o, d, s, n in zip(offset, dilate, stride, out))
+
+
 def scatter_windows(xp: Any, cols: Any, spatial: Sequence[int], stride: Sequence[int],
                     dilate: Sequence[int]) -> Any:
     """The adjoint of :func:`windows`, kernel axes first: ``cols`` ``(*kernel, N, C, *out)``
@@ -58,9 +84,7 @@ def scatter_windows(xp: Any, cols: Any, spatial: Sequence[int], stride: Sequence
     kernel, lead, out = cols.shape[:nd], cols.shape[nd:nd + 2], cols.shape[nd + 2:]
     result = xp.zeros(tuple(lead) + tuple(spatial), dtype=cols.dtype)
     for offset in itertools.product(*(range(k) for k in kernel)):
-        target = (slice(None), slice(None)) + tuple(
-            slice(o * d, o * d + s * (n - 1) + 1, s)
-            for o, d, s, n in zip(offset, dilate, stride, out))
+        target = (slice(None), slice(None)) + _tap_slices(offset, dilate, stride, out)
         result[target] += cols[offset]
     return result
 
@@ -70,57 +94,159 @@ def kernel_first(cols: Any, nd: int) -> Any:
     return cols.transpose(tuple(range(2 + nd, 2 + 2 * nd)) + (0, 1) + tuple(range(2, 2 + nd)))
 
 
-# Convolution works on "columns" of shape (groups, C/groups * prod(kernel), N * prod(out)): one
-# row per filter tap, one column per output position.  Every product below is a 2-D matrix
-# product per group, in the orientations BLAS handles fastest.
-def _per_group(xp, groups, product):
-    return product(0)[None] if groups == 1 else xp.stack([product(g) for g in range(groups)])
+class _Columns:
+    """How the input of a convolution becomes column matrices, a block of samples at a time."""
+
+    def __init__(self, x_shape, kernel, stride, dilate, pad, itemsize, flat=True):
+        self.n, self.c = int(x_shape[0]), int(x_shape[1])
+        self.sizes = tuple(int(s) for s in x_shape[2:])
+        self.kernel, self.stride = tuple(kernel), tuple(stride)
+        self.dilate, self.pad = tuple(dilate), tuple(pad)
+        self.padded = tuple(s + 2 * p for s, p in zip(self.sizes, self.pad))
+        self.out = tuple(window_count(s, k, st, d) for s, k, st, d in
+                         zip(self.padded, self.kernel, self.stride, self.dilate))
+        self.taps = list(itertools.product(*(range(k) for k in self.kernel)))
+        inner = math.prod(self.padded[1:]) / max(1, math.prod(self.out[1:]))
+        self.flat = flat and all(s == 1 for s in self.stride) and inner <= _FLAT_OVERHEAD
+        if self.flat:
+            steps = [math.prod(self.padded[d + 1:]) for d in range(len(self.padded))]
+            self.offsets = [sum(k * d * st for k, d, st in zip(tap, self.dilate, steps))
+                            for tap in self.taps]
+            self.grid = (self.out[0],) + self.padded[1:]  # output positions, dropped ones too
+            self.length = math.prod(self.grid)
+            self.total = max(math.prod(self.padded), max(self.offsets) + self.length)
+        else:
+            self.grid = self.out
+            self.length = math.prod(self.out)
+        per_sample = max(1, self.c * len(self.taps) * self.length * itemsize)
+        self.block = max(1, min(self.n, BLOCK_BYTES // per_sample))
+
+    def blocks(self):
+        """``(start, stop)`` of each block of samples."""
+        return [(a, min(a + self.block, self.n)) for a in range(0, self.n, self.block)]
+
+    def _inside(self):
+        return tuple(slice(p, p + s) for p, s in zip(self.pad, self.sizes))
+
+    def matrix(self, xp, x):
+        """The columns ``(C * prod(kernel), n * L)`` of the samples ``x`` ``(n, C, *spatial)``."""
+        n, c = x.shape[:2]
+        cols = xp.empty((c, len(self.taps), n, self.length), dtype=x.dtype)
+        if self.flat:
+            buf = xp.zeros((n, c, self.total), dtype=x.dtype)
+            grid = buf[:, :, :math.prod(self.padded)].reshape((n, c) + self.padded)
+            grid[(slice(None), slice(None)) + self._inside()] = x
+            source = buf.transpose(1, 0, 2)
+            for t, offset in enumerate(self.offsets):
+                cols[:, t] = source[:, :, offset:offset + self.length]
+        else:
+            if any(self.pad):
+                padded = xp.zeros((n, c) + self.padded, dtype=x.dtype)
+                padded[(slice(None), slice(None)) + self._inside()] = x
+            else:
+                padded = x
+            source = padded.swapaxes(0, 1)
+            view = cols.reshape((c, len(self.taps), n) + self.out)
+            for t, tap in enumerate(self.taps):
+                view[:, t] = source[(slice(None), slice(None))
+                                    + _tap_slices(tap, self.dilate, self.stride, self.out)]
+        return cols.reshape(c * len(self.taps), n * self.length)
+
+    def to_outputs(self, ymat, n):
+        """Output columns ``(F, n * L)`` as the view ``(n, F, *out)``."""
+        f = ymat.shape[0]
+        view = ymat.reshape((f, n) + self.grid)
+        if self.flat:
+            view = view[(slice(None),) * 3 + tuple(slice(0, o) for o in self.out[1:])]
+        return view.swapaxes(0, 1)
+
+    def from_outputs(self, xp, dy):
+        """Output gradients ``(n, F, *out)`` as columns ``(F, n * L)`` (zero on dropped ones)."""
+        n, f = dy.shape[:2]
+        if self.flat and self.grid != self.out:
+            mat = xp.zeros((f, n) + self.grid, dtype=dy.dtype)
+            mat[(slice(None),) * 3 + tuple(slice(0, o) for o in self.out[1:])] = dy.swapaxes(0, 1)
+        else:
+            mat = xp.ascontiguousarray(dy.swapaxes(0, 1))
+        return mat.reshape(f, n * self.length)
 
 
-def _columns(xp, x, kernel, stride, dilate, pad, groups):
-    nd = len(kernel)
-    cols = windows(xp, pad_spatial(xp, x, pad, pad), kernel, stride, dilate)  # (N, C, *out, *K)
-    n, c = x.shape[:2]
-    out = cols.shape[2:2 + nd]
-    order = (1,) + tuple(range(2 + nd, 2 + 2 * nd)) + (0,) + tuple(range(2, 2 + nd))
-    matrix = xp.ascontiguousarray(cols.transpose(order))  # (C, *K, N, *out)
-    return matrix.reshape(groups, -1, n * math.prod(out)), out
-
-
-def _out_grad_matrix(xp, dy, groups):
-    """``dy`` ``(N, F, *out)`` as ``(groups, F/groups, N*prod(out))``."""
-    f = dy.shape[1]
-    return xp.ascontiguousarray(dy.swapaxes(0, 1)).reshape(groups, f // groups, -1)
+def _pointwise(kernel, stride, pad, positions):
+    return all(k == 1 for k in kernel) and all(s == 1 for s in stride) and not any(pad) \
+        and positions >= _POINTWISE_MIN
 
 
 def conv_forward(xp, x, w, stride, dilate, pad, groups):
     """Cross-correlation of ``x`` ``(N, C, *S)`` with filters ``w`` ``(F, C/groups, *K)``:
     ``(N, F, *out)``."""
-    cols, out = _columns(xp, x, w.shape[2:], stride, dilate, pad, groups)
-    filters = w.reshape(groups, w.shape[0] // groups, -1)
-    y = _per_group(xp, groups, lambda g: filters[g] @ cols[g])  # (G, F/G, N*P)
-    return y.reshape((w.shape[0], x.shape[0]) + tuple(out)).swapaxes(0, 1)
+    n, f = x.shape[0], w.shape[0]
+    filters = w.reshape(groups, f // groups, -1)
+    positions = math.prod(x.shape[2:])
+    if _pointwise(w.shape[2:], stride, pad, positions):  # one product per sample, no copies
+        y = xp.matmul(filters, x.reshape(n, groups, -1, positions))
+        return y.reshape((n, f) + tuple(x.shape[2:]))
+    plan = _Columns(x.shape, w.shape[2:], stride, dilate, pad, x.dtype.itemsize)
+    y = xp.empty((n, f) + plan.out, dtype=xp.result_type(x, w))
+    for a, b in plan.blocks():
+        cols = plan.matrix(xp, x[a:b]).reshape(groups, -1, (b - a) * plan.length)
+        y[a:b] = plan.to_outputs(xp.matmul(filters, cols).reshape(f, -1), b - a)
+    return y
 
 
 def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups):
     """The gradient of :func:`conv_forward` with respect to the filters."""
-    cols, _ = _columns(xp, x, w_shape[2:], stride, dilate, pad, groups)
-    dym = _out_grad_matrix(xp, dy, groups)
-    return _per_group(xp, groups, lambda g: (cols[g] @ dym[g].T).T).reshape(w_shape)
+    n, f = x.shape[0], w_shape[0]
+    positions = math.prod(x.shape[2:])
+    if _pointwise(w_shape[2:], stride, pad, positions):
+        xs = x.reshape(n, groups, -1, positions)
+        dys = dy.reshape(n, groups, f // groups, positions)
+        dw = xp.matmul(dys[0], xs[0].swapaxes(1, 2))
+        for i in range(1, n):
+            dw += xp.matmul(dys[i], xs[i].swapaxes(1, 2))
+        return dw.reshape(w_shape)
+    plan = _Columns(x.shape, w_shape[2:], stride, dilate, pad, x.dtype.itemsize)
+    dw = None
+    for a, b in plan.blocks():
+        cols = plan.matrix(xp, x[a:b]).reshape(groups, -1, (b - a) * plan.length)
+        dym = plan.from_outputs(xp, dy[a:b]).reshape(groups, f // groups, -1)
+        part = xp.matmul(dym, cols.swapaxes(1, 2))
+        dw = part if dw is None else xp.add(dw, part, out=dw)
+    return dw.reshape(w_shape)
+
+
+def _flipped(xp, w, groups):
+    """Filters ``(F, C/g, *K)`` as those of the transposed convolution: ``(C, F/g, *K)``,
+    each kernel reversed along every spatial axis."""
+    f, cg = w.shape[:2]
+    kernel = tuple(w.shape[2:])
+    grouped = w.reshape((groups, f // groups, cg) + kernel).swapaxes(1, 2)
+    reverse = grouped[(slice(None),) * 3 + (slice(None, None, -1),) * len(kernel)]
+    return xp.ascontiguousarray(reverse).reshape((groups * cg, f // groups) + kernel)
 
 
 def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups):
     """The gradient of :func:`conv_forward` with respect to its input of shape ``x_shape``
     (also the transposed convolution of ``dy`` with ``w``)."""
-    nd = w.ndim - 2
-    n, c = x_shape[:2]
-    kernel, out = tuple(w.shape[2:]), tuple(dy.shape[2:])
-    filters = w.reshape(groups, w.shape[0] // groups, -1)
-    dym = _out_grad_matrix(xp, dy, groups)
-    cols = _per_group(xp, groups, lambda g: filters[g].T @ dym[g])  # (G, C/G*prod(K), N*P)
-    cols = cols.reshape((c,) + kernel + (n,) + out)
-    cols = cols.transpose(tuple(range(1, 1 + nd)) + (nd + 1, 0) + tuple(range(nd + 2, 2 * nd + 2)))
-    padded = tuple(s + 2 * p for s, p in zip(x_shape[2:], pad))
-    grad = scatter_windows(xp, cols, padded, stride, dilate)
-    crop = tuple(slice(p, p + s) for p, s in zip(pad, x_shape[2:]))
-    return grad[(slice(None), slice(None), *crop)]
+    n, c = int(x_shape[0]), int(x_shape[1])
+    f = w.shape[0]
+    kernel, out, sizes = tuple(w.shape[2:]), tuple(dy.shape[2:]), tuple(x_shape[2:])
+    filters_t = w.reshape(groups, f // groups, -1).swapaxes(1, 2)  # (G, C/G * prod(K), F/G)
+    positions = math.prod(out)
+    if _pointwise(kernel, stride, pad, positions) and out == sizes:
+        dx = xp.matmul(filters_t, dy.reshape(n, groups, f // groups, positions))
+        return dx.reshape(x_shape)
+    reach = tuple(d * (k - 1) for d, k in zip(dilate, kernel))
+    if all(s == 1 for s in stride) and all(p <= r for p, r in zip(pad, reach)) and \
+            2 * c >= f and out == tuple(s + 2 * p - r for s, p, r in zip(sizes, pad, reach)):
+        # A full correlation of dy with the reversed filters: columns copied, not scattered.
+        return conv_forward(xp, dy, _flipped(xp, w, groups), stride, dilate,
+                            tuple(r - p for r, p in zip(reach, pad)), groups)
+    plan = _Columns(x_shape, kernel, stride, dilate, pad, dy.dtype.itemsize, flat=False)
+    padded = xp.zeros((n, c) + plan.padded, dtype=xp.result_type(dy, w))
+    for a, b in plan.blocks():
+        dym = plan.from_outputs(xp, dy[a:b]).reshape(groups, f // groups, -1)
+        cols = xp.matmul(filters_t, dym).reshape((c, len(plan.taps), b - a) + out)
+        target = padded[a:b].swapaxes(0, 1)
+        for t, tap in enumerate(plan.taps):
+            target[(slice(None), slice(None)) + _tap_slices(tap, dilate, stride, out)] += cols[:, t]
+    return padded[(slice(None), slice(None)) + plan._inside()]
