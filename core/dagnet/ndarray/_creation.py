@@ -126,7 +126,12 @@ def array(source_array: Any, ctx: Context | str | None = None, dtype: Any = None
                         f"{source_array!r:.80}")
     dest = new_array(host.shape, host.dtype, device_of(_ctx(ctx)))
     if host.size:
-        assign(dest, host, owned=True)
+        if dest._chunk.dev.numpy:
+            # a new array: no operation can be pending on its memory, so the copy runs
+            # now, in this thread (MXNet's _sync_copyfrom), without an engine round trip
+            dest._xp()[...] = host
+        else:
+            assign(dest, host, owned=True)
     return dest
 
 
