@@ -21,6 +21,8 @@ class CPUBackend(Backend):
 
     name = "cpu"
     device_type = "cpu"
+    # MXNet's page-locked and shared-memory CPU contexts: host memory here too
+    also_serves = ("cpu_pinned", "cpu_shared")
 
     @property
     def unavailable_reason(self) -> str | None:

@@ -48,6 +48,9 @@ class Backend(abc.ABC):
 
     name: str
     device_type: str
+    # Other device types whose memory is this backend's, as MXNet's cpu_pinned and
+    # cpu_shared are host memory: contexts of these types run on this backend.
+    also_serves: tuple[str, ...] = ()
 
     @property
     @abc.abstractmethod

@@ -51,7 +51,7 @@ from .._errors import DagnetError
 from ._creation import array
 from ._ndarray import NDArray
 
-__all__ = ["save", "load", "load_frombuffer", "NDArrayFileError"]
+__all__ = ["save", "load", "load_frombuffer", "NDArrayFileError", "dumps_raw", "loads_raw"]
 
 
 class NDArrayFileError(DagnetError, ValueError):
@@ -96,18 +96,47 @@ def _items(data: Any) -> tuple[list[str], list[NDArray]]:
     return names, arrays
 
 
+def _record_bytes(host: np.ndarray, magic: int) -> list[bytes]:
+    """One dense array record: header, CPU context, type flag, values."""
+    flag = _FLAGS.get(host.dtype)
+    if flag is None:
+        raise TypeError(f"save: dtype {host.dtype} has no MXNet type flag")
+    return [struct.pack(f"<Iii{host.ndim}q", magic, 0, host.ndim, *host.shape),
+            struct.pack("<iii", _CPU_DEV_TYPE, 0, flag),
+            np.ascontiguousarray(host, host.dtype.newbyteorder("<")).tobytes()]
+
+
+def dumps_raw(array: NDArray) -> bytes:
+    """One array as the raw record MXNet pickles an NDArray to
+    (``MXNDArraySaveRawBytes``)."""
+    host = array.asnumpy()
+    return b"".join(_record_bytes(host, _V3_MAGIC if host.ndim == 0 else _V2_MAGIC))
+
+
+def loads_raw(buf: bytes | bytearray | memoryview) -> np.ndarray:
+    """The host values of a raw record :func:`dumps_raw` (or MXNet) wrote; the device
+    it names is not needed."""
+    reader = _Reader(buf)
+    try:
+        record = _record(reader)
+    except _Truncated:
+        raise NDArrayFileError(f"the NDArray state is truncated (at byte {reader.pos} of "
+                               f"{len(reader.buf)})") from None
+    except _BadFile as error:
+        raise NDArrayFileError(f"the NDArray state is not an NDArray record: {error}") from None
+    if isinstance(record, str):
+        raise NDArrayFileError(f"the NDArray state holds a {record} array, which dagnet does "
+                               f"not support")
+    return record
+
+
 def _dumps(names: list[str], arrays: list[NDArray]) -> bytes:
     """The bytes of an NDArray-list file holding ``arrays`` under ``names``."""
     hosts = [item.asnumpy() for item in arrays]  # waits for pending writes; host copies
     magic = _V3_MAGIC if any(host.ndim == 0 for host in hosts) else _V2_MAGIC
     out = [struct.pack("<QQQ", _LIST_MAGIC, 0, len(hosts))]
     for host in hosts:
-        flag = _FLAGS.get(host.dtype)
-        if flag is None:
-            raise TypeError(f"save: dtype {host.dtype} has no MXNet type flag")
-        out.append(struct.pack(f"<Iii{host.ndim}q", magic, 0, host.ndim, *host.shape))
-        out.append(struct.pack("<iii", _CPU_DEV_TYPE, 0, flag))
-        out.append(np.ascontiguousarray(host, host.dtype.newbyteorder("<")).tobytes())
+        out.extend(_record_bytes(host, magic))
     out.append(struct.pack("<Q", len(names)))
     for name in names:
         encoded = name.encode("utf-8")

@@ -164,6 +164,54 @@ class NDArray:
     def __reduce__(self) -> tuple:
         return (_unpickle, (self.asnumpy(), str(self.context)))
 
+    def __getstate__(self) -> dict[str, bytearray]:
+        """MXNet's pickled state: ``{'handle': the raw bytes of the array}``."""
+        from ._io import dumps_raw
+
+        return {"handle": bytearray(dumps_raw(self))}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Become the array of a state :meth:`__getstate__` (or MXNet) produced, on the
+        CPU (the device a state names may not be here)."""
+        from ._creation import array
+        from ._io import loads_raw
+
+        host = loads_raw(bytes(state["handle"]))
+        fresh = array(host, dtype=host.dtype)
+        for name in ("_chunk", "_offset", "_shape", "_dtype", "_strides", "_data"):
+            setattr(self, name, getattr(fresh, name))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """numpy's view of the values (``np.asarray(x)``): a host copy, as ``asnumpy``."""
+        host = self.asnumpy()
+        return host if dtype is None else host.astype(dtype, copy=False)
+
+    @staticmethod
+    def _basic_indexing_slice_is_contiguous(slc: Sequence[Any], shape: Sequence[int]) -> bool:
+        """Whether basic index ``slc`` (slices and ints) of an array of ``shape`` selects
+        memory numpy would call C-contiguous."""
+        dims = []  # (length, stride in elements) of the view's dimensions
+        stride = 1
+        strides = []
+        for n in reversed(shape):
+            strides.append(stride)
+            stride *= n
+        strides.reverse()
+        key = list(slc) + [slice(None)] * (len(shape) - len(slc))
+        for item, n, base in zip(key, shape, strides):
+            if isinstance(item, slice):
+                start, stop, step = item.indices(n)
+                dims.append((len(range(start, stop, step)), base * step))
+        if any(length == 0 for length, _ in dims):
+            return True
+        expected = 1
+        for length, step in reversed(dims):
+            if length != 1:
+                if step != expected:
+                    return False
+                expected *= length
+        return True
+
     # -- indexing ----------------------------------------------------------------
     def _strides_or_c(self) -> tuple[int, ...]:
         strides = self._strides

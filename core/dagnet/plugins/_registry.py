@@ -238,6 +238,9 @@ class BackendRegistry(Registry[Any]):
     def for_device_type(self, device_type: str) -> Any | None:
         """The backend serving ``device_type`` (the last registered wins), or None."""
         found = [r.value for r in self._entries.values() if r.value.device_type == device_type]
+        if not found:  # a device type another backend's memory serves (cpu_shared)
+            found = [r.value for r in self._entries.values()
+                     if device_type in getattr(r.value, "also_serves", ())]
         return found[-1] if found else None
 
 
