@@ -96,12 +96,14 @@ def test_grad_with_respect_to_a_non_variable():
         autograd.grad(y, [x, nd.ones((1,))])
 
 
-def test_create_graph_is_not_available():
+def test_create_graph_puts_the_gradient_in_a_graph():
     x = _variable([1.0])
     with autograd.record():
-        y = x * 2
-    with pytest.raises(autograd.HigherOrderGradientError, match="create_graph"):
-        autograd.grad(y, [x], create_graph=True)
+        y = nd.sin(x)
+    plain = autograd.grad(y, [x], retain_graph=True)[0]
+    recorded = autograd.grad(y, [x], create_graph=True)[0]
+    assert not dagnet.runtime.in_graph(plain) and dagnet.runtime.in_graph(recorded)
+    assert not autograd.is_recording()
 
 
 def test_mark_variables_checks_its_arguments():

@@ -10,6 +10,12 @@ visible outputs, the inputs, the outputs) with the forward call's parsed
 parameters, and writes one gradient per input that is not an auxiliary
 state.  Gradients reaching one entry along several paths are summed; only
 nodes on a path to a wanted variable run.
+
+With ``create_graph=True`` the backward pass is itself recorded: each backward
+operator call joins the graph, reading the forward arrays through their graph
+entries, and backward operators carry gradient rules of their own
+(:class:`~dagnet.operator.ComposedGradient`: the gradient written as operator
+calls), so a gradient can be differentiated again, to any order.
 """
 
 from __future__ import annotations
@@ -19,9 +25,10 @@ from typing import Any
 
 from .. import config
 from ..engine import bulk_state, set_bulk_size
-from ..ndarray import NDArray, PreparedCall, assign, new_array
-from ..operator import NodeFacts, OpReqType, get_op, plan_backward
+from ..ndarray import NDArray, PreparedCall, assign, invoke, new_array
+from ..operator import ComposedGradient, NodeFacts, OpReqType, get_op, plan_backward
 from ..runtime import bulk_or_push, pushing_engine, stream_scope
+from ._composed import OPS, entry_view
 from ._errors import (
     AutogradArgumentError,
     AutogradError,
@@ -29,8 +36,8 @@ from ._errors import (
     NotDifferentiableError,
 )
 from ._function import FunctionCall
-from ._graph import Node, Variable, entry_of
-from ._mode import set_recording, set_training
+from ._graph import Node, Variable, entry_of, record_call
+from ._mode import is_recording, set_recording, set_training
 
 __all__ = ["backward", "grad"]
 
@@ -78,15 +85,10 @@ def grad(heads: NDArray | Sequence[NDArray], variables: NDArray | Sequence[NDArr
     """The gradients of ``heads`` with respect to ``variables`` as new arrays (``.grad``
     buffers are left alone).  ``retain_graph`` defaults to ``create_graph``.
 
-    ``create_graph=True`` (recording the backward pass for higher-order gradients) is not
-    available: dagnet's backward operators declare no gradients of their own.
+    ``create_graph=True`` records the backward pass (whether or not ``record()`` is on), so
+    the gradients returned are in a graph and can be differentiated again (``grad`` of
+    them, or their ``backward()``): higher-order gradients.
     """
-    if create_graph:
-        raise HigherOrderGradientError(
-            "autograd.grad(create_graph=True): higher-order gradients are not available in "
-            "dagnet (backward operators have no gradient rules of their own); call grad() "
-            "with create_graph=False, or differentiate numerically "
-            "(dagnet.test_utils.check_numeric_gradient)")
     single = isinstance(variables, NDArray)
     variables = [variables] if single else list(variables)
     wanted = []
@@ -101,19 +103,14 @@ def grad(heads: NDArray | Sequence[NDArray], variables: NDArray | Sequence[NDArr
     heads, entries, seeds = _prepare_heads(heads, head_grads)
     order = _topological(entries)
     chosen = set(wanted)
-    totals = _run(order, entries, seeds, chosen.__contains__, train_mode)
+    totals = _run(order, entries, seeds, chosen.__contains__, train_mode, record=create_graph)
     results = []
-    for array, var in zip(variables, wanted):
-        parts = totals.get(var)
-        if not parts:
-            result = new_array(array._shape, array._dtype, array._chunk.dev)
-            assign(result, 0)
-        elif len(parts) == 1:
-            result = parts[0]
-        else:
-            result = new_array(array._shape, array._dtype, array._chunk.dev)
-            _write_sum(result, parts, add=False)
-        results.append(result)
+    recording = set_recording(create_graph)  # the sums join the graph too
+    try:
+        for array, var in zip(variables, wanted):
+            results.append(_total(totals.get(var), array._shape, array._dtype, array._chunk.dev))
+    finally:
+        set_recording(recording)
     if not (create_graph if retain_graph is None else retain_graph):
         _free(order)
     return results
@@ -219,18 +216,25 @@ class _RecordedGraph:
 
 
 def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[[Any], bool],
-         train_mode: bool, direct: dict[Variable, bool] | None = None
+         train_mode: bool, direct: dict[Variable, bool] | None = None, record: bool = False
          ) -> dict[Variable, list[NDArray]]:
     """Push the backward operators of the gradient builder's plan; returns the gradient
-    parts per reached variable.
+    parts per reached variable.  ``record``: record the backward calls (``create_graph``).
 
     With ``direct`` (for :func:`backward`), a variable that gets exactly one gradient from
     one backward operator has it written (or, for ``grad_req='add'``, added) by that
     operator straight into ``.grad``, saving a buffer and a copy; ``direct[var]`` is set
     True once that happened."""
-    plan = plan_backward(_RecordedGraph, order, entries, wanted)
+    plan = plan_backward(_RecordedGraph, order, entries, wanted, composed=True)
     if plan.refused:
         node, reason = plan.refused[0]
+        if node.call.op.is_backward or node.call.name.startswith("_backward_"):
+            raise HigherOrderGradientError(
+                f"cannot differentiate the gradient computed by {node.call.name!r} again: "
+                f"{reason}. Higher-order gradients are available for operators whose backward "
+                f"operator declares a gradient rule of its own (a ComposedGradient); compute "
+                f"this gradient with create_graph=False, or differentiate it numerically "
+                f"(dagnet.test_utils.check_numeric_gradient)")
         raise NotDifferentiableError(
             f"cannot differentiate through operator {node.call.name!r}: it is not "
             f"differentiable: {reason}. Compute it outside record() (or under "
@@ -248,9 +252,14 @@ def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[
             shape, dtype, dev = obj.grad._shape, obj.grad._dtype, obj.grad._chunk.dev
         else:
             (shape, dtype), dev = obj.out_meta[index], obj.dev
-        grads.setdefault(entries[k], []).append(
-            seeds[k] if seeds[k] is not None else _ones(shape, dtype, dev))
-    recording = set_recording(False)
+        seed = seeds[k] if seeds[k] is not None else _ones(shape, dtype, dev)
+        if record and entry_of(seed) is None:
+            # a recorded backward call may read nothing but head gradients (the gradient of
+            # a linear op): they enter the graph as leaves that take no gradient, so that
+            # the call is recorded, as MXNet does with create_graph
+            seed = entry_view(seed, (Variable(None, "null"), 0))
+        grads.setdefault(entries[k], []).append(seed)
+    recording = set_recording(record)
     training = set_training(train_mode)
     # the backward operators go to the engine in bundles, as MXNet bulks its backward pass
     bulk = set_bulk_size(max(int(config.get("exec_bulk_size")), bulk_state.size))
@@ -293,7 +302,14 @@ def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) 
     if call.__class__ is FunctionCall:  # Python code: what it pushes follows the bundle
         _function_step(step, call.function.gradients(node, head_grads), grads, direct)
         return
-    sources = {"out_grad": head_grads, "in_data": node.inputs, "out_data": node.outputs}
+    recording = is_recording()
+    in_data, out_data = node.inputs, node.outputs
+    if recording:  # the backward call joins the graph: its inputs carry their entries
+        in_data, out_data = _entry_views(node)
+    if isinstance(step.rule, ComposedGradient):
+        _composed_step(step, head_grads, in_data, out_data, grads, direct)
+        return
+    sources = {"out_grad": head_grads, "in_data": in_data, "out_data": out_data}
     inputs = [sources[use][index] for use, index in step.reads]
     # where each gradient goes: a variable whose only gradient this is (written straight
     # into its .grad), the entry whose parts it joins, or nowhere (not needed)
@@ -315,7 +331,10 @@ def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) 
         outs.append(new_array(shape, dtype, dev))
         reqs.append(_NULL if entry is None else _WRITE)
         routes.append(entry)
-    _gradient_call(call).run_into(inputs, outs, reqs)
+    backward_call = _gradient_call(call)
+    if recording:
+        record_call(backward_call, inputs, outs, None)
+    backward_call.run_into(inputs, outs, reqs)
     for out, route in zip(outs, routes):
         if route.__class__ is Variable:
             direct[route] = True
@@ -323,11 +342,50 @@ def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) 
             grads.setdefault(route, []).append(out)
 
 
-def _function_step(step: Any, results: list[NDArray], grads: dict,
+def _entry_views(node: Node) -> tuple[list | None, list | None]:
+    """The node's kept inputs and outputs as views carrying their graph entries."""
+    in_data = out_data = None
+    if node.inputs is not None:
+        in_data = [entry_view(a, e) for a, e in zip(node.inputs, node.parents)]
+    if node.outputs is not None:
+        out_data = [entry_view(a, (node, k)) for k, a in enumerate(node.outputs)]
+    return in_data, out_data
+
+
+def _composed_step(step: Any, head_grads: list[NDArray], in_data: list | None,
+                   out_data: list | None, grads: dict, direct: dict[Variable, bool] | None
+                   ) -> None:
+    """A node whose rule is a :class:`ComposedGradient`: its operator calls run (recorded
+    when the pass records); each result joins the parts of the entry it feeds."""
+    node = step.node
+    needed = [entry is not None for _, entry in step.targets]
+    results = list(step.rule.compose(OPS, node.call.attrs, head_grads, in_data, out_data,
+                                     needed))
+    if len(results) != len(step.targets):
+        raise AutogradError(
+            f"the composed gradient rule of operator {node.call.name!r} returned "
+            f"{len(results)} gradient(s); it must return one per input that takes a gradient "
+            f"({len(step.targets)})")
+    by_position = [None] * len(node.in_meta)
+    for (position, entry), result in zip(step.targets, results):
+        if result is None or entry is None:
+            continue  # zero, or needed by nobody
+        shape = node.in_meta[position][0]
+        if not isinstance(result, NDArray) or result._shape != shape:
+            got = result._shape if isinstance(result, NDArray) else type(result).__name__
+            raise AutogradError(
+                f"the composed gradient rule of operator {node.call.name!r} returned {got} "
+                f"for input {position}; it must return an NDArray of that input's shape {shape}")
+        by_position[position] = result
+    _function_step(step, by_position, grads, direct)
+
+
+def _function_step(step: Any, results: list[NDArray | None], grads: dict,
                    direct: dict[Variable, bool] | None) -> None:
-    """An ``autograd.Function`` node: ``results`` (its ``backward``) go where the plan says."""
+    """An ``autograd.Function`` node: ``results`` (its ``backward``, one per input position;
+    None: no gradient) go where the plan says."""
     for position, entry in step.targets:
-        if entry is None:
+        if entry is None or results[position] is None:
             continue
         var = entry[0]
         if direct and var in direct:  # its only gradient: into .grad now
@@ -347,13 +405,18 @@ def _gradient_call(call: Any) -> Any:
 
 
 def _total(parts: list[NDArray] | None, shape: tuple, dtype: Any, dev: Any) -> NDArray:
-    """The sum of ``parts`` (zeros when none reached this entry)."""
+    """The sum of ``parts`` (zeros when none reached this entry); an operator call, which
+    joins the graph, while the backward pass records."""
     if not parts:
         array = new_array(shape, dtype, dev)
         assign(array, 0)
+        if is_recording():  # a leaf of the recorded backward pass, as a head gradient is
+            array = entry_view(array, (Variable(None, "null"), 0))
         return array
     if len(parts) == 1:
         return parts[0]
+    if is_recording():
+        return invoke("add_n", parts)
     array = new_array(shape, dtype, dev)
     _write_sum(array, parts, add=False)
     return array

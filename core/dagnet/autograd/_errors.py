@@ -18,6 +18,6 @@ class NotDifferentiableError(AutogradError):
     ``NoGradient`` (or no rule at all), or an index form autograd cannot record."""
 
 
-class HigherOrderGradientError(AutogradError, NotImplementedError):
-    """``grad(..., create_graph=True)``: the backward operators are not themselves
-    differentiable, so gradients of gradients are not available."""
+class HigherOrderGradientError(NotDifferentiableError, NotImplementedError):
+    """A gradient of a gradient (``grad(..., create_graph=True)`` differentiated again)
+    runs through a backward operator that declares no gradient of its own."""

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..ndarray import NDArray, wrap_chunk
-from ..operator import Gradient
+from ..operator import ComposedGradient, Gradient
 from ..runtime import (
     GRAD_REQS,
     Variable,
@@ -50,7 +50,8 @@ class Node:
         self.in_meta = [(a._shape, a._dtype) for a in inputs]
         self.out_meta = [(o._shape, o._dtype) for o in outputs]
         self.dev = outputs[0]._chunk.dev if outputs else inputs[0]._chunk.dev
-        uses = call.op.gradient.uses if isinstance(call.op.gradient, Gradient) else ()
+        rule = call.op.gradient
+        uses = rule.uses if isinstance(rule, (Gradient, ComposedGradient)) else ()
         self.inputs = list(inputs) if "in_data" in uses else None
         self.outputs = ([wrap_chunk(o._chunk, o._offset, o._shape, o._dtype, o._strides, o._data)
                          for o in outputs] if "out_data" in uses else None)

@@ -15,6 +15,7 @@ from ._gradient import BackwardPlan, BackwardStep, GraphView, NodeFacts, plan_ba
 from ._op import (
     XP,
     Case,
+    ComposedGradient,
     Domain,
     Gradient,
     NoGradient,
@@ -33,7 +34,8 @@ from ._req import ALL_REQS, OpReqType, assign
 from ._simple import GradKind, SimpleOp, SimpleOpEnv
 
 __all__ = [
-    "ALL_REQS", "assign", "BackwardPlan", "BackwardStep", "call_signature", "Case", "Domain",
+    "ALL_REQS", "assign", "BackwardPlan", "BackwardStep", "call_signature", "Case",
+    "ComposedGradient", "Domain",
     "DType", "elemwise_shape", "elemwise_type", "Field", "forward_shape", "forward_type", "get_op",
     "Gradient", "GradKind", "GraphView", "list_ops", "merge_dtype", "merge_shape", "NodeFacts",
     "NoGradient", "NoParams", "Op", "op_from_property", "OpBuilder", "OpContext", "Operator",

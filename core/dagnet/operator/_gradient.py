@@ -14,6 +14,12 @@ with one output.  A plan lists, last forward node first, one
 backward operator's inputs in the order its rule's ``uses`` name them, and
 one target per input that takes a gradient (auxiliary states and mutated
 inputs take none).
+
+A :class:`~dagnet.operator.ComposedGradient` (the rule of a backward operator,
+written as operator calls so that gradients can be differentiated again) gets
+a step like a :class:`~dagnet.operator.Gradient` when the caller runs such
+rules (``composed=True``: autograd, which calls the operators imperatively);
+other callers see those nodes refused, with the reason.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from ._op import Gradient, NoGradient, ZeroGradient
+from ._op import ComposedGradient, Gradient, NoGradient, ZeroGradient
 
 __all__ = ["GraphView", "NodeFacts", "BackwardStep", "BackwardPlan", "plan_backward"]
 
@@ -68,15 +74,16 @@ class BackwardStep:
 
     __slots__ = ("node", "rule", "reads", "targets")
 
-    def __init__(self, node: Any, rule: Gradient, reads: Sequence[tuple[str, int]],
-                 targets: list[tuple[int, Entry | None]]):
+    def __init__(self, node: Any, rule: Gradient | ComposedGradient,
+                 reads: Sequence[tuple[str, int]], targets: list[tuple[int, Entry | None]]):
         self.node = node
         self.rule = rule
         self.reads = reads
         self.targets = targets
 
     def __repr__(self) -> str:
-        return f"BackwardStep({self.node!r}, {self.rule.backward!r}, reads={self.reads}, " \
+        what = self.rule.backward if isinstance(self.rule, Gradient) else "composed"
+        return f"BackwardStep({self.node!r}, {what!r}, reads={self.reads}, " \
                f"targets={self.targets})"
 
 
@@ -105,10 +112,12 @@ class BackwardPlan:
 
 
 def plan_backward(view: GraphView, order: Sequence[Any], heads: Sequence[Entry],
-                  wanted: Callable[[Any], bool]) -> BackwardPlan:
+                  wanted: Callable[[Any], bool], composed: bool = False) -> BackwardPlan:
     """The backward plan of the graph ``order`` lists (every node after the nodes it
     reads; leaves may be left out) for the gradients of ``heads`` with respect to
-    the leaves ``wanted`` accepts.  ``needed`` holds operator nodes only."""
+    the leaves ``wanted`` accepts.  ``needed`` holds operator nodes only.
+    ``composed``: the caller runs :class:`ComposedGradient` rules (else they are
+    refused)."""
     plan = BackwardPlan()
     needed, parts = plan.needed, plan.parts
     is_leaf = view.is_leaf
@@ -140,13 +149,11 @@ def plan_backward(view: GraphView, order: Sequence[Any], heads: Sequence[Entry],
         if node not in needed:
             continue
         rule, inputs, skipped, visible, outputs = facts[node]
-        if not isinstance(rule, Gradient):
+        if not (isinstance(rule, Gradient) or (composed and isinstance(rule, ComposedGradient))):
             if isinstance(rule, ZeroGradient):
                 plan.zero.append(node)
             else:
-                reason = rule.reason if isinstance(rule, NoGradient) else \
-                    "it declares no gradient"
-                plan.refused.append((node, reason))
+                plan.refused.append((node, _refusal(rule)))
             continue
         targets = []
         for position, entry in enumerate(inputs):
@@ -178,5 +185,20 @@ def _reads(uses: tuple[str, ...], visible: int, inputs: int, outputs: int
 
 
 def _makes_head_gradient(rule: Any) -> bool:
-    """Whether the rule is a loss's: its backward reads no head gradient."""
-    return isinstance(rule, Gradient) and "out_grad" not in rule.uses
+    """Whether the rule needs no head gradient: a loss's backward reads none, and a zero
+    gradient (BlockGrad, comparisons) makes its inputs' gradients without one, as MXNet's
+    executor runs ``backward()`` without out_grads through them."""
+    if isinstance(rule, ZeroGradient):
+        return True
+    return isinstance(rule, (Gradient, ComposedGradient)) and "out_grad" not in rule.uses
+
+
+def _refusal(rule: Any) -> str:
+    """Why a node under ``rule`` gets no backward step."""
+    if isinstance(rule, NoGradient):
+        return rule.reason
+    if isinstance(rule, ComposedGradient):
+        return ("its gradient is composed of operator calls (a backward operator's own "
+                "gradient, for higher-order gradients), which only autograd runs: use "
+                "autograd.grad(..., create_graph=True) for gradients of gradients")
+    return "it declares no gradient"

@@ -25,6 +25,7 @@ __all__ = [
     "Op",
     "OpContext",
     "Gradient",
+    "ComposedGradient",
     "NoGradient",
     "ZeroGradient",
     "Domain",
@@ -90,6 +91,35 @@ class Gradient:
             raise ValueError(
                 f"Gradient.uses items must be out_grad, in_data or out_data, got {bad}"
             )
+
+
+@dataclass(frozen=True)
+class ComposedGradient:
+    """A gradient rule written as calls of registered operators (nnvm's ``FGradient``
+    building nodes), so the gradient is itself differentiable: how backward operators
+    (``_backward_<name>``) declare their own gradients, for higher-order gradients.
+
+    ``compose(F, attrs, out_grads, inputs, outputs, needed)`` returns one gradient (or
+    None: zero) per input that takes a gradient (every input that is not mutated), in
+    input order.  ``F`` is an operator namespace: ``F.<op>(*arrays, **params)`` calls a
+    registered operator; ``F.call(name, arrays, attrs, like)`` calls one whose outputs take
+    the shapes and dtypes of the arrays ``like`` (backward operators infer no shapes) with
+    parsed parameters ``attrs``.  ``out_grads`` are the head gradients of the visible
+    outputs; ``inputs``/``outputs`` the operator's inputs and outputs (None unless ``uses``
+    names them); ``needed[i]`` tells whether gradient ``i`` is used (others may be None).
+    """
+
+    compose: Callable[..., Sequence[Any]]
+    uses: tuple[str, ...] = ("out_grad", "in_data")
+
+    def __post_init__(self) -> None:
+        bad = [u for u in self.uses if u not in ("out_grad", "in_data", "out_data")]
+        if bad:
+            raise ValueError(
+                f"ComposedGradient.uses items must be out_grad, in_data or out_data, got {bad}"
+            )
+        if not callable(self.compose):
+            raise ValueError(f"ComposedGradient.compose must be callable, got {self.compose!r}")
 
 
 @dataclass(frozen=True)
@@ -163,7 +193,7 @@ class Op:
     infer_shape: InferShape | None = None
     infer_type: InferType | None = None
     compute: dict[str, Compute] = field(default_factory=dict)
-    gradient: Gradient | NoGradient | ZeroGradient | None = None
+    gradient: Gradient | ComposedGradient | NoGradient | ZeroGradient | None = None
     inplace: Sequence[tuple[int, int]] | Callable[[Params], Sequence[tuple[int, int]]] = ()
     resources: Sequence[ResourceRequest] | Callable[[Params], Sequence[ResourceRequest]] = ()
     supported_req: frozenset[OpReqType] = ALL_REQS

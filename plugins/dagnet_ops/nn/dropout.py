@@ -5,6 +5,7 @@ from __future__ import annotations
 from dagnet.operator import (
     XP,
     Case,
+    ComposedGradient,
     Domain,
     Field,
     Gradient,
@@ -17,6 +18,7 @@ from dagnet.operator import (
 from dagnet.resource import ResourceRequest
 
 from .._draw import Draw
+from ._second_order import dropout_backward_gradient
 
 __all__ = ["OPS"]
 
@@ -89,6 +91,7 @@ the identity; the random mode is tested directly.""",
 
 BackwardDropout = Op(
     "_backward_Dropout", params=DropoutParam, num_inputs=3, compute={XP: _backward},
+    gradient=ComposedGradient(dropout_backward_gradient),
     inplace=[(0, 0)], is_backward=True, forward_op="Dropout",
 )
 

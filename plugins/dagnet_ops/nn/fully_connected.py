@@ -8,6 +8,7 @@ from dagnet.operator import (
     REQUIRED,
     XP,
     Case,
+    ComposedGradient,
     Domain,
     Field,
     Gradient,
@@ -19,6 +20,7 @@ from dagnet.operator import (
 
 from .._draw import Draw
 from ._common import known, set_shape
+from ._second_order import fully_connected_backward_gradient
 
 __all__ = ["OPS"]
 
@@ -166,6 +168,7 @@ BackwardFullyConnected = Op(
     num_inputs=lambda a: 3 if a.no_bias else 4,
     num_outputs=lambda a: 2 if a.no_bias else 3,
     compute={XP: _backward},
+    gradient=ComposedGradient(fully_connected_backward_gradient),
     is_backward=True,
     forward_op="FullyConnected",
 )

@@ -6,6 +6,13 @@ Each operator is one call of :func:`unary`: the forward as a function of
 written against the input (``d_in``), the output (``d_out``) or the head
 gradient alone (``d_head``), a numpy reference and where to sample.
 
+Higher-order gradients: ``_backward_<name>`` carries a composed gradient rule
+(:class:`~dagnet.operator.ComposedGradient`).  Its backward is ``dy * d(v)``
+(``v`` the input or the output), so the rule needs ``d2``: the derivative of
+``d`` with respect to ``v`` written as operator calls ``F.<op>(...)`` (so it can
+be differentiated again), a number, or None for zero.  A ``d_head`` backward is
+linear in ``dy`` and needs none.
+
 Dtypes: the output has the input's dtype.  Integer inputs are computed in
 floating point and truncated back, as MXNet does (``sqrt`` of int32 ``7`` is
 ``2``, ``sigmoid`` of int32 is ``0``).  Every op may run in place.
@@ -22,6 +29,7 @@ from dagnet.operator import (
     REQUIRED,
     XP,
     Case,
+    ComposedGradient,
     Domain,
     DType,
     Field,
@@ -46,11 +54,15 @@ def unary(name: str, forward: Fn, *, desc: str, d_in: Fn | None = None, d_out: F
           lo: float = -2.0, hi: float = 2.0, away: Sequence[float] = (),
           params: type[Params] = NoParams, sample_params: Fn | None = None,
           sample: Fn | None = None, aliases: tuple[str, ...] = (),
-          infer_type: Fn | None = None, inplace: bool = True, note: str = _INT_NOTE) -> list[Op]:
+          infer_type: Fn | None = None, inplace: bool = True, note: str = _INT_NOTE,
+          d2: Any = None) -> list[Op]:
     """An element-wise unary op and its ``_backward_<name>`` from a forward and one derivative.
 
     ``d_in(xp, x)`` / ``d_out(xp, y)`` return dy/dx (the backward multiplies by the head
-    gradient); ``d_head(xp, g)`` returns the input gradient from the head gradient alone.
+    gradient); ``d_head(xp, g)`` returns the input gradient from the head gradient alone
+    (a linear function of it).  ``d2(F, v)`` is the derivative of ``d_in``/``d_out`` with
+    respect to its argument, as operator calls, a number or None (zero); without it the
+    backward op declares no gradient (no gradients of gradients).
     With ``params``, every function also receives the parsed attrs as its last argument;
     ``sample_params(draw)`` draws them, or ``sample(draw)`` draws the whole Case.
     """
@@ -84,13 +96,115 @@ def unary(name: str, forward: Fn, *, desc: str, d_in: Fn | None = None, d_out: F
             else:
                 put(outputs[0], req[0], inputs[0] * call(fn, ctx.xp, inputs[1], attrs))
 
-        ops.append(backward_op(name, params, len(uses), 1, backward))
+        record = backward_op(name, params, len(uses), 1, backward)
+        if kind is None or d2 is not None:
+            record.gradient = _second_order(name, kind is None, d2, takes_attrs)
+        ops.append(record)
     ops.insert(0, Op(
         name, description=f"{desc}\n\n{note}", params=params, input_names=["data"],
         infer_shape=same_shape(name, ["data"]), infer_type=infer_type, compute={XP: compute},
         gradient=gradient, inplace=[(0, 0)] if inplace else [], aliases=aliases,
         domain=Domain(sample or default_sample, reference=ref_fn)))
     return ops
+
+
+def _second_order(name: str, linear: bool, d2: Any, takes_attrs: bool) -> ComposedGradient:
+    """The gradient of ``_backward_<name>``, whose inputs are ``(dy, v)`` (or ``(dy,)`` when
+    ``linear``) and whose output is ``dy * d(v)``: ``g * d(v)`` -- the backward op itself on
+    the head gradient ``g`` -- for ``dy``, and ``g * dy * d2(v)`` for ``v``."""
+    backward = f"_backward_{name}"
+
+    def compose(F, attrs, out_grads, inputs, outputs, needed):
+        g, dy = out_grads[0], inputs[0]
+        if linear:
+            return [F.call(backward, [g], attrs, like=[dy]) if needed[0] else None]
+        v = inputs[1]
+        d_dy = F.call(backward, [g, v], attrs, like=[v]) if needed[0] else None
+        d_v = None
+        if needed[1]:
+            second = d2 if not callable(d2) else d2(F, v, attrs) if takes_attrs else d2(F, v)
+            if isinstance(second, (int, float)):
+                d_v = F._mul_scalar(F.elemwise_mul(g, dy), scalar=float(second))
+            elif second is not None:
+                d_v = F.elemwise_mul(F.elemwise_mul(g, dy), second)
+        return [d_dy, d_v]
+
+    return ComposedGradient(compose, ("out_grad", "in_data"))
+
+
+# -- second derivatives (the derivative of each d_in / d_out), as operator calls ----------
+def _zero(F: Any, v: Any, attrs: Any = None) -> None:
+    """A piecewise-constant derivative: its own derivative is zero."""
+    return None
+
+
+def _inv_pow_1_5(F: Any, u: Any) -> Any:
+    """``u^(-3/2)``."""
+    return F._power_scalar(u, scalar=-1.5)
+
+
+def _one_minus_square(F: Any, x: Any) -> Any:
+    return F._rminus_scalar(F.square(x), scalar=1.0)
+
+
+def _d2_rsqrt(F: Any, x: Any) -> Any:  # d(-x^-1.5 / 2) = 3/4 x^-2.5
+    return F._mul_scalar(F._power_scalar(F.rsqrt(x), scalar=5.0), scalar=0.75)
+
+
+def _d2_cbrt(F: Any, y: Any) -> Any:  # d(1 / (3 y^2)) / dy = -2 / (3 y^3)
+    return F._mul_scalar(F.reciprocal(F._power_scalar(y, scalar=3.0)), scalar=-2 / 3)
+
+
+def _d2_rcbrt(F: Any, x: Any) -> Any:  # d(-x^(-4/3) / 3) = 4/9 x^(-7/3)
+    return F._mul_scalar(F._power_scalar(F.rcbrt(x), scalar=7.0), scalar=4 / 9)
+
+
+def _d2_reciprocal(F: Any, x: Any) -> Any:  # d(-1 / x^2) = 2 / x^3
+    return F._mul_scalar(F._power_scalar(F.reciprocal(x), scalar=3.0), scalar=2.0)
+
+
+def _d2_log(scale: float) -> Fn:  # d(scale / x) = -scale / x^2
+    return lambda F, x: F._mul_scalar(F.square(F.reciprocal(x)), scalar=-scale)
+
+
+def _d2_log1p(F: Any, x: Any) -> Any:  # d(1 / (1 + x)) = -1 / (1 + x)^2
+    return F.negative(F.square(F.reciprocal(F._plus_scalar(x, scalar=1.0))))
+
+
+def _d2_arcsin(F: Any, x: Any) -> Any:  # d((1 - x^2)^-1/2) = x (1 - x^2)^-3/2
+    return F.elemwise_mul(x, _inv_pow_1_5(F, _one_minus_square(F, x)))
+
+
+def _d2_arccos(F: Any, x: Any) -> Any:
+    return F.negative(_d2_arcsin(F, x))
+
+
+def _d2_arctan(F: Any, x: Any) -> Any:  # d(1 / (1 + x^2)) = -2 x / (1 + x^2)^2
+    return F.elemwise_mul(F._mul_scalar(x, scalar=-2.0),
+                          F.square(F.reciprocal(F._plus_scalar(F.square(x), scalar=1.0))))
+
+
+def _d2_arcsinh(F: Any, x: Any) -> Any:  # d((x^2 + 1)^-1/2) = -x (x^2 + 1)^-3/2
+    return F.elemwise_mul(F.negative(x), _inv_pow_1_5(F, F._plus_scalar(F.square(x), scalar=1.0)))
+
+
+def _d2_arccosh(F: Any, x: Any) -> Any:  # d((x^2 - 1)^-1/2) = -x (x^2 - 1)^-3/2
+    return F.elemwise_mul(F.negative(x), _inv_pow_1_5(F, F._plus_scalar(F.square(x), scalar=-1.0)))
+
+
+def _d2_arctanh(F: Any, x: Any) -> Any:  # d(1 / (1 - x^2)) = 2 x / (1 - x^2)^2
+    return F.elemwise_mul(F._mul_scalar(x, scalar=2.0),
+                          F.square(F.reciprocal(_one_minus_square(F, x))))
+
+
+def _d2_sigmoid(F: Any, y: Any) -> Any:  # d(y (1 - y)) / dy = 1 - 2 y
+    return F._rminus_scalar(F._mul_scalar(y, scalar=2.0), scalar=1.0)
+
+
+def _d2_softsign(F: Any, x: Any) -> Any:  # d((1 + |x|)^-2) = -2 sign(x) (1 + |x|)^-3
+    return F.elemwise_mul(F._mul_scalar(F.sign(x), scalar=-2.0),
+                          F._power_scalar(F.reciprocal(F._plus_scalar(F.abs(x), scalar=1.0)),
+                                          scalar=3.0))
 
 
 def _round_half_down(xp: Any, x: Any) -> Any:
@@ -131,61 +245,80 @@ OPS: list[Op] = [
     *unary("negative", lambda xp, x: -x, d_head=lambda xp, g: -g,
            desc="Numerical negative, element-wise: ``y = -x``.  Gradient ``-dy``."),
     *unary("abs", lambda xp, x: xp.abs(x), d_in=lambda xp, x: xp.sign(x), away=(0.0,),
+           d2=_zero,
            desc="Absolute value, element-wise: ``y = |x|``.  Gradient ``sign(x) * dy`` "
                 "(0 at x = 0, as MXNet)."),
     *unary("sign", lambda xp, x: xp.sign(x), zero_grad=True,
            desc="Sign, element-wise: -1, 0 or 1.  Gradient zero."),
     *unary("square", lambda xp, x: x * x, d_in=lambda xp, x: 2 * x, reference=np.square,
+           d2=2.0,
            desc="Square, element-wise: ``y = x^2``.  Gradient ``2 x dy``."),
     *unary("sqrt", lambda xp, x: xp.sqrt(x), d_out=lambda xp, y: 0.5 / y, lo=0.05, hi=4.0,
+           d2=lambda F, y: F._mul_scalar(F.reciprocal(F.square(y)), scalar=-0.5),
            desc="Square root, element-wise: ``y = sqrt(x)``; NaN for x < 0.  Gradient "
                 "``dy / (2 y)`` (infinite at 0)."),
     *unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), d_in=lambda xp, x: -0.5 / (x * xp.sqrt(x)),
            reference=lambda x: np.power(x, -0.5), lo=0.05, hi=4.0,
+           d2=_d2_rsqrt,
            desc="Reciprocal square root, element-wise: ``y = 1 / sqrt(x)``.  Gradient "
                 "``-dy / (2 x^1.5)``."),
     *unary("cbrt", lambda xp, x: xp.cbrt(x), d_out=lambda xp, y: 1 / (3 * y * y), away=(0.0,),
+           d2=_d2_cbrt,
            desc="Cube root, element-wise: ``y = x^(1/3)`` (real, negative for x < 0).  Gradient "
                 "``dy / (3 y^2)`` (infinite at 0)."),
     *unary("rcbrt", lambda xp, x: 1 / xp.cbrt(x), d_in=lambda xp, x: -1 / (3 * x * xp.cbrt(x)),
            reference=lambda x: 1 / np.cbrt(x), away=(0.0,),
+           d2=_d2_rcbrt,
            desc="Reciprocal cube root, element-wise: ``y = 1 / x^(1/3)``.  Gradient "
                 "``-dy / (3 x^(4/3))``."),
     *unary("reciprocal", lambda xp, x: 1 / x, d_in=lambda xp, x: -1 / (x * x),
            reference=np.reciprocal, away=(0.0,), lo=-3.0, hi=3.0,
+           d2=_d2_reciprocal,
            desc="Reciprocal, element-wise: ``y = 1 / x`` (integer inputs truncate: 1/2 -> 0).  "
                 "Gradient ``-dy / x^2``."),
     # -- exponentials and logarithms ---------------------------------------------------------
     *unary("exp", lambda xp, x: xp.exp(x), d_out=lambda xp, y: y,
+           d2=1.0,
            desc="Exponential, element-wise: ``y = e^x``.  Gradient ``y dy``."),
     *unary("expm1", lambda xp, x: xp.expm1(x), d_out=lambda xp, y: y + 1,
+           d2=1.0,
            desc="``y = e^x - 1``, element-wise, accurate for small x.  Gradient ``(y + 1) dy``."),
     *unary("log", lambda xp, x: xp.log(x), d_in=lambda xp, x: 1 / x, lo=0.05, hi=4.0,
+           d2=_d2_log(1.0),
            desc="Natural logarithm, element-wise; NaN for x < 0, -inf at 0.  Gradient ``dy / x``."),
     *unary("log2", lambda xp, x: xp.log2(x), d_in=lambda xp, x: 1 / (x * _LN2), lo=0.05, hi=4.0,
+           d2=_d2_log(1 / _LN2),
            desc="Base-2 logarithm, element-wise.  Gradient ``dy / (x ln 2)``."),
     *unary("log10", lambda xp, x: xp.log10(x), d_in=lambda xp, x: 1 / (x * _LN10), lo=0.05, hi=4.0,
+           d2=_d2_log(1 / _LN10),
            desc="Base-10 logarithm, element-wise.  Gradient ``dy / (x ln 10)``."),
     *unary("log1p", lambda xp, x: xp.log1p(x), d_in=lambda xp, x: 1 / (1 + x), lo=-0.9, hi=3.0,
+           d2=_d2_log1p,
            desc="``y = log(1 + x)``, element-wise, accurate for small x.  Gradient "
                 "``dy / (1 + x)``."),
     # -- trigonometric and hyperbolic ---------------------------------------------------------
     *unary("sin", lambda xp, x: xp.sin(x), d_in=lambda xp, x: xp.cos(x), lo=-4.0, hi=4.0,
+           d2=lambda F, x: F.negative(F.sin(x)),
            desc="Sine (radians), element-wise.  Gradient ``cos(x) dy``."),
     *unary("cos", lambda xp, x: xp.cos(x), d_in=lambda xp, x: -xp.sin(x), lo=-4.0, hi=4.0,
+           d2=lambda F, x: F.negative(F.cos(x)),
            desc="Cosine (radians), element-wise.  Gradient ``-sin(x) dy``."),
     *unary("tan", lambda xp, x: xp.tan(x), d_out=lambda xp, y: 1 + y * y, lo=-1.2, hi=1.2,
+           d2=lambda F, y: F._mul_scalar(y, scalar=2.0),
            desc="Tangent (radians), element-wise.  Gradient ``(1 + y^2) dy``."),
     *unary("arcsin", lambda xp, x: xp.arcsin(x), d_in=lambda xp, x: 1 / xp.sqrt(1 - x * x),
            lo=-0.9, hi=0.9,
+           d2=_d2_arcsin,
            desc="Inverse sine, element-wise, in [-pi/2, pi/2]; NaN outside [-1, 1].  Gradient "
                 "``dy / sqrt(1 - x^2)``."),
     *unary("arccos", lambda xp, x: xp.arccos(x), d_in=lambda xp, x: -1 / xp.sqrt(1 - x * x),
            lo=-0.9, hi=0.9,
+           d2=_d2_arccos,
            desc="Inverse cosine, element-wise, in [0, pi]; NaN outside [-1, 1].  Gradient "
                 "``-dy / sqrt(1 - x^2)``."),
     *unary("arctan", lambda xp, x: xp.arctan(x), d_in=lambda xp, x: 1 / (1 + x * x),
            lo=-4.0, hi=4.0,
+           d2=_d2_arctan,
            desc="Inverse tangent, element-wise, in (-pi/2, pi/2).  Gradient ``dy / (1 + x^2)``."),
     *unary("degrees", lambda xp, x: x * (180.0 / np.pi), d_head=lambda xp, g: g * (180.0 / np.pi),
            reference=np.degrees,
@@ -194,33 +327,42 @@ OPS: list[Op] = [
            reference=np.radians,
            desc="Degrees to radians, element-wise: ``y = x pi / 180``.  Gradient ``pi / 180 dy``."),
     *unary("sinh", lambda xp, x: xp.sinh(x), d_in=lambda xp, x: xp.cosh(x),
+           d2=lambda F, x: F.sinh(x),
            desc="Hyperbolic sine, element-wise.  Gradient ``cosh(x) dy``."),
     *unary("cosh", lambda xp, x: xp.cosh(x), d_in=lambda xp, x: xp.sinh(x),
+           d2=lambda F, x: F.cosh(x),
            desc="Hyperbolic cosine, element-wise.  Gradient ``sinh(x) dy``."),
     *unary("tanh", lambda xp, x: xp.tanh(x), d_out=lambda xp, y: 1 - y * y,
+           d2=lambda F, y: F._mul_scalar(y, scalar=-2.0),
            desc="Hyperbolic tangent, element-wise.  Gradient ``(1 - y^2) dy``."),
     *unary("arcsinh", lambda xp, x: xp.arcsinh(x), d_in=lambda xp, x: 1 / xp.sqrt(x * x + 1),
            lo=-4.0, hi=4.0,
+           d2=_d2_arcsinh,
            desc="Inverse hyperbolic sine, element-wise.  Gradient ``dy / sqrt(x^2 + 1)``."),
     *unary("arccosh", lambda xp, x: xp.arccosh(x), d_in=lambda xp, x: 1 / xp.sqrt(x * x - 1),
            lo=1.05, hi=4.0,
+           d2=_d2_arccosh,
            desc="Inverse hyperbolic cosine, element-wise; NaN for x < 1.  Gradient "
                 "``dy / sqrt(x^2 - 1)``."),
     *unary("arctanh", lambda xp, x: xp.arctanh(x), d_in=lambda xp, x: 1 / (1 - x * x),
            lo=-0.9, hi=0.9,
+           d2=_d2_arctanh,
            desc="Inverse hyperbolic tangent, element-wise; NaN outside (-1, 1).  Gradient "
                 "``dy / (1 - x^2)``."),
     # -- activations ----------------------------------------------------------------------
     *unary("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), d_out=lambda xp, y: y * (1 - y),
            reference=lambda x: np.exp(x) / (np.exp(x) + 1), lo=-6.0, hi=6.0,
+           d2=_d2_sigmoid,
            desc="Logistic sigmoid, element-wise: ``y = 1 / (1 + e^-x)``.  Gradient "
                 "``y (1 - y) dy``."),
     *unary("relu", lambda xp, x: xp.maximum(x, 0), d_out=lambda xp, y: y > 0,
            reference=lambda x: np.where(x > 0, x, 0.0), away=(0.0,),
+           d2=_zero,
            desc="Rectified linear unit, element-wise: ``y = max(x, 0)``.  Gradient ``dy`` where "
                 "y > 0, else 0 (0 at x = 0, as MXNet)."),
     *unary("softsign", lambda xp, x: x / (1 + xp.abs(x)),
            d_in=lambda xp, x: 1 / ((1 + xp.abs(x)) * (1 + xp.abs(x))), away=(0.0,),
+           d2=_d2_softsign,
            desc="Softsign, element-wise: ``y = x / (1 + |x|)``.  Gradient ``dy / (1 + |x|)^2``."),
     # -- rounding (piecewise constant: zero gradient) --------------------------------------
     *unary("floor", lambda xp, x: xp.floor(x), zero_grad=True, lo=-4.0, hi=4.0,
@@ -301,6 +443,7 @@ def _cast_sample(draw):
 OPS += [
     *unary("clip", _clip, params=ClipParam, reference=_clip_reference, sample=_clip_sample,
            d_in=lambda xp, x, p: (x >= p.a_min) & (x <= p.a_max),
+           d2=_zero,
            desc="Clip (limit) the values: ``y = a_max if x > a_max else (a_min if x < a_min "
                 "else x)``.  With a_min > a_max the test order matters (MXNet's): values above "
                 "a_max become a_max, the rest below a_min become a_min.  Integer inputs use the "
@@ -312,6 +455,7 @@ OPS += [
            reference=lambda x, p: np.minimum(np.maximum(p.alpha * x + p.beta, 0.0), 1.0),
            d_in=lambda xp, x, p: p.alpha * ((p.alpha * x + p.beta > 0)
                                             & (p.alpha * x + p.beta < 1)),
+           d2=_zero,
            desc="Hard sigmoid, element-wise: ``y = max(0, min(1, alpha x + beta))``.  Gradient "
                 "``alpha dy`` where 0 < alpha x + beta < 1, else 0."),
     *unary("Cast", lambda xp, x, p: x.astype(p.dtype), params=CastParam, aliases=("cast",),

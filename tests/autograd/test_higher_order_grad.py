@@ -1,0 +1,293 @@
+"""Higher-order gradients: ``grad(..., create_graph=True)`` records the backward pass, and
+backward operators carry composed gradient rules, so gradients can be differentiated again.
+
+Every second derivative is checked against central differences of the first-order
+gradient (which the operator conformance suite checks against the forward), on every
+engine; a few third derivatives against central differences of the second.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dagnet
+from dagnet import autograd, nd
+from dagnet.operator import (
+    XP,
+    ComposedGradient,
+    Gradient,
+    NodeFacts,
+    Op,
+    elemwise_shape,
+    plan_backward,
+)
+
+RNG = np.random.default_rng(11)
+EPS = 1e-5
+
+# op -> (sampling range, parameters); the ranges keep central differences off kinks and poles
+UNARY = {
+    "sin": ((-3, 3), {}), "cos": ((-3, 3), {}), "tan": ((-1.2, 1.2), {}),
+    "sinh": ((-2, 2), {}), "cosh": ((-2, 2), {}), "tanh": ((-2, 2), {}),
+    "arcsin": ((-0.8, 0.8), {}), "arccos": ((-0.8, 0.8), {}), "arctan": ((-3, 3), {}),
+    "arcsinh": ((-3, 3), {}), "arccosh": ((1.2, 4), {}), "arctanh": ((-0.8, 0.8), {}),
+    "radians": ((-3, 3), {}), "degrees": ((-3, 3), {}), "negative": ((-3, 3), {}),
+    "relu": ((-3, 3), {}), "abs": ((-3, 3), {}), "sigmoid": ((-4, 4), {}),
+    "softsign": ((-3, 3), {}), "log": ((0.2, 3), {}), "log2": ((0.2, 3), {}),
+    "log10": ((0.2, 3), {}), "log1p": ((-0.7, 3), {}), "exp": ((-2, 2), {}),
+    "expm1": ((-2, 2), {}), "reciprocal": ((0.3, 3), {}), "sqrt": ((0.2, 4), {}),
+    "cbrt": ((0.2, 4), {}), "rsqrt": ((0.2, 4), {}), "rcbrt": ((0.2, 4), {}),
+    "square": ((-3, 3), {}), "clip": ((-2, 2), {"a_min": -0.5, "a_max": 0.7}),
+    "hard_sigmoid": ((-2, 2), {}), "_copy": ((-2, 2), {}),
+}
+KINKS = {"relu": [0.0], "abs": [0.0], "softsign": [0.0], "clip": [-0.5, 0.7],
+         "hard_sigmoid": [-2.5, 2.5]}
+
+
+# -- errors and the plan (first: tests that register operators leave the replaced registry
+# -- to be freed by later operator calls, which the tests below make) ----------------------
+def _ops_without_second_order():
+    def forward(attrs, ctx, inputs, req, outputs):
+        outputs[0][...] = inputs[0] ** 3
+
+    def backward(attrs, ctx, inputs, req, outputs):
+        outputs[0][...] = inputs[0] * 3 * inputs[1] ** 2
+
+    return (Op("_hograd_cube", input_names=["data"], infer_shape=elemwise_shape("_hograd_cube"),
+               compute={XP: forward}, gradient=Gradient("_backward__hograd_cube",
+                                                        ("out_grad", "in_data"))),
+            Op("_backward__hograd_cube", num_inputs=2, compute={XP: backward},
+               is_backward=True, forward_op="_hograd_cube"))
+
+
+def test_a_backward_op_without_a_rule_refuses_the_second_derivative(register):
+    register(*_ops_without_second_order())
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        first = autograd.grad(nd._hograd_cube(x), x, create_graph=True)[0]
+        np.testing.assert_allclose(first.asnumpy(), [3.0, 12.0])
+        with pytest.raises(autograd.HigherOrderGradientError,
+                           match="_backward__hograd_cube.*create_graph=False"):
+            autograd.grad(first, x)
+    assert issubclass(autograd.HigherOrderGradientError, autograd.NotDifferentiableError)
+
+
+def test_a_composed_rule_returning_the_wrong_count_is_named(register):
+    forward, backward = _ops_without_second_order()
+    backward.gradient = ComposedGradient(lambda F, attrs, g, ins, outs, needed: [None])
+    register(forward, backward)
+    x = nd.array([1.0, 2.0])
+    x.attach_grad()
+    with autograd.record():
+        first = autograd.grad(nd._hograd_cube(x), x, create_graph=True)[0]
+        with pytest.raises(autograd.AutogradError, match="returned 1 gradient.*one per input"):
+            autograd.grad(first, x)
+
+
+def test_composed_gradient_checks_its_fields():
+    with pytest.raises(ValueError, match="uses"):
+        ComposedGradient(lambda *a: [], ("out_grad", "inputs"))
+    with pytest.raises(ValueError, match="callable"):
+        ComposedGradient("not a function")
+
+
+class _Chain:
+    """A two-node graph view: leaf ``x`` -> node ``n`` under ``rule``."""
+
+    def __init__(self, rule):
+        self.rule = rule
+
+    def is_leaf(self, node):
+        return node == "x"
+
+    def describe(self, node):
+        return NodeFacts(self.rule, [("x", 0)], (), 1, 1)
+
+
+def test_plan_backward_runs_composed_rules_only_for_callers_that_run_them():
+    rule = ComposedGradient(lambda *a: [None])
+    view = _Chain(rule)
+    runs = plan_backward(view, ["n"], [("n", 0)], lambda leaf: True, composed=True)
+    assert [step.rule for step in runs.steps] == [rule] and not runs.refused
+    refuses = plan_backward(view, ["n"], [("n", 0)], lambda leaf: True)
+    assert not refuses.steps
+    assert refuses.refused[0][0] == "n" and "only autograd runs" in refuses.refused[0][1]
+
+
+def test_every_covered_backward_op_declares_a_composed_rule():
+    for name in [*UNARY, "FullyConnected", "Dropout"]:
+        op = dagnet.operator.get_op(name)
+        assert isinstance(dagnet.operator.get_op(op.gradient.backward).gradient,
+                          ComposedGradient), name
+
+
+# -- derivatives --------------------------------------------------------------------------
+def _sample(name, shape=(2, 3)):
+    (low, high), _ = UNARY[name]
+    x = RNG.uniform(low, high, shape)
+    for kink in KINKS.get(name, []):  # nudge values off the kinks
+        near = np.abs(x - kink) < 0.05
+        x[near] = kink + 0.1
+    if name in ("cbrt", "rcbrt", "reciprocal"):  # both signs
+        x *= np.where(RNG.uniform(size=shape) < 0.5, -1.0, 1.0)
+    return x
+
+
+def _call(name, x):
+    return getattr(nd, name)(x, **UNARY[name][1])
+
+
+def _grad(name, values, head, create_graph=False):
+    x = nd.array(values, dtype=np.float64)
+    x.attach_grad()
+    with autograd.record():
+        y = _call(name, x)
+    return autograd.grad(y, x, head_grads=nd.array(head, dtype=np.float64),
+                         create_graph=create_graph)[0]
+
+
+def _second(name, values, head1, head2):
+    x = nd.array(values, dtype=np.float64)
+    x.attach_grad()
+    with autograd.record():
+        y = _call(name, x)
+        first = autograd.grad(y, x, head_grads=nd.array(head1, dtype=np.float64),
+                              create_graph=True)[0]
+        second = autograd.grad(first, x, head_grads=nd.array(head2, dtype=np.float64),
+                               create_graph=True)[0]
+    return first, second
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_second_derivative_matches_central_differences(engine, name):
+    values = _sample(name)
+    head1, head2 = RNG.standard_normal(values.shape), RNG.standard_normal(values.shape)
+    first, second = _second(name, values, head1, head2)
+    np.testing.assert_allclose(first.asnumpy(), _grad(name, values, head1).asnumpy(),
+                               rtol=1e-12, atol=1e-12)
+    # element-wise: perturbing every element at once differentiates each on its own
+    numeric = (_grad(name, values + EPS, head1).asnumpy()
+               - _grad(name, values - EPS, head1).asnumpy()) / (2 * EPS) * head2
+    np.testing.assert_allclose(second.asnumpy(), numeric, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "tanh", "sigmoid", "log", "exp", "arctan",
+                                  "reciprocal"])
+def test_third_derivative_matches_central_differences(engine, name):
+    values = _sample(name, (4,))
+    heads = [RNG.standard_normal(values.shape) for _ in range(3)]
+    x = nd.array(values, dtype=np.float64)
+    x.attach_grad()
+    with autograd.record():
+        y = _call(name, x)
+        for head in heads:
+            y = autograd.grad(y, x, head_grads=nd.array(head, dtype=np.float64),
+                              create_graph=True, retain_graph=True)[0]
+    up = _second(name, values + EPS, heads[0], heads[1])[1].asnumpy()
+    down = _second(name, values - EPS, heads[0], heads[1])[1].asnumpy()
+    np.testing.assert_allclose(y.asnumpy(), (up - down) / (2 * EPS) * heads[2],
+                               rtol=1e-5, atol=1e-7)
+
+
+def test_backward_of_a_gradient_writes_the_second_derivative(engine):
+    values = _sample("sin", (5,))
+    x = nd.array(values, dtype=np.float64)
+    x.attach_grad()
+    with autograd.record():
+        first = autograd.grad(nd.sin(x), x, create_graph=True)[0]
+    first.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), -np.sin(values), rtol=1e-12)
+
+
+def test_the_gradient_of_a_linear_op_is_in_the_graph_with_a_zero_second_derivative(engine):
+    x = nd.array([1.0, -2.0], dtype=np.float64)
+    x.attach_grad()
+    with autograd.record():
+        first = autograd.grad(nd.radians(x), x, create_graph=True)[0]
+        second = autograd.grad(first, x)[0]
+    np.testing.assert_allclose(first.asnumpy(), [np.pi / 180] * 2)
+    np.testing.assert_array_equal(second.asnumpy(), [0.0, 0.0])
+
+
+def test_dropout_second_derivative_is_zero_and_its_gradient_keeps_the_mask(engine):
+    x = nd.array(RNG.standard_normal((4, 5)), dtype=np.float64)
+    x.attach_grad()
+    head = nd.array(RNG.standard_normal((4, 5)), dtype=np.float64)
+    with autograd.record():
+        y = nd.Dropout(x, p=0.5)
+        first = autograd.grad(y, x, head_grads=head, create_graph=True)[0]
+        second = autograd.grad(first, x)[0]
+    mask = y.asnumpy() / np.where(x.asnumpy() == 0, 1, x.asnumpy())
+    np.testing.assert_allclose(first.asnumpy(), head.asnumpy() * mask, rtol=1e-12)
+    np.testing.assert_array_equal(second.asnumpy(), np.zeros((4, 5)))
+
+
+def _central(fn, values):
+    """d fn / d values for a scalar ``fn`` of an array, by central differences."""
+    grad = np.zeros_like(values)
+    for index in np.ndindex(values.shape):
+        up, down = values.copy(), values.copy()
+        up[index] += EPS
+        down[index] -= EPS
+        grad[index] = (fn(up) - fn(down)) / (2 * EPS)
+    return grad
+
+
+@pytest.mark.parametrize("flatten,shape", [(True, (2, 3, 2)), (False, (2, 3, 4))])
+def test_fully_connected_mixed_second_derivatives_match_central_differences(engine, flatten,
+                                                                            shape):
+    hidden = 3
+    features = int(np.prod(shape[1:])) if flatten else shape[-1]
+    xv = RNG.standard_normal(shape)
+    wv, bv = RNG.standard_normal((hidden, features)), RNG.standard_normal((hidden,))
+    out_shape = (shape[0], hidden) if flatten else (*shape[:-1], hidden)
+    o_y = RNG.standard_normal(out_shape)
+    o_x, o_w = RNG.standard_normal(shape), RNG.standard_normal((hidden, features))
+
+    def first_grads(x_values, w_values, b_values, create_graph=False):
+        x, w, b = (nd.array(v, dtype=np.float64) for v in (x_values, w_values, b_values))
+        for array in (x, w, b):
+            array.attach_grad()
+        with autograd.record():
+            y = nd.FullyConnected(x, w, b, num_hidden=hidden, flatten=flatten)
+            grads = autograd.grad(y, [x, w, b], head_grads=nd.array(o_y, dtype=np.float64),
+                                  create_graph=create_graph)
+        return (x, w, b), grads
+
+    (x, w, b), (gx, gw, gb) = first_grads(xv, wv, bv, create_graph=True)
+    with autograd.record():
+        dx_then_w = autograd.grad(gx, [x, w, b], head_grads=nd.array(o_x, dtype=np.float64),
+                                  retain_graph=True)
+        dw_then_x = autograd.grad(gw, [x, w, b], head_grads=nd.array(o_w, dtype=np.float64))
+
+    def contracted(which, head, **changed):
+        values = {"x_values": xv, "w_values": wv, "b_values": bv, **changed}
+        return float((first_grads(**values)[1][which].asnumpy() * head).sum())
+
+    np.testing.assert_allclose(
+        dx_then_w[1].asnumpy(), _central(lambda v: contracted(0, o_x, w_values=v), wv),
+        rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        dw_then_x[0].asnumpy(), _central(lambda v: contracted(1, o_w, x_values=v), xv),
+        rtol=1e-6, atol=1e-8)
+    for result in (dx_then_w[0], dx_then_w[2], dw_then_x[1], dw_then_x[2]):  # linear in them
+        np.testing.assert_array_equal(result.asnumpy(), np.zeros(result.shape))
+
+
+def test_fully_connected_gradient_of_the_head_gradient(engine):
+    """The first gradient depends on the head gradient too: differentiate with respect to it."""
+    xv, wv, bv = RNG.standard_normal((2, 4)), RNG.standard_normal((3, 4)), np.zeros(3)
+    x, w, b = (nd.array(v, dtype=np.float64) for v in (xv, wv, bv))
+    o_y = nd.array(RNG.standard_normal((2, 3)), dtype=np.float64)
+    for array in (x, w, b, o_y):
+        array.attach_grad()
+    with autograd.record():
+        y = nd.FullyConnected(x, w, b, num_hidden=3)
+        gx, gw, gb = autograd.grad(y, [x, w, b], head_grads=o_y * 1.0, create_graph=True)
+        loss = (gx * gx).sum() + (gw * gw).sum() + (gb * gb).sum()
+    loss.backward()
+    # gx = o_y w, gw = o_y^T x, gb = sum(o_y): d loss / d o_y = 2 (gx w^T + x gw^T + gb)
+    expected = 2 * (gx.asnumpy() @ wv.T + xv @ gw.asnumpy().T + gb.asnumpy())
+    np.testing.assert_allclose(o_y.grad.asnumpy(), expected, rtol=1e-10)
