@@ -85,9 +85,11 @@ def descent_step(xp, attrs, weight, grad):
 
 def update_op(name: str, params: type[Params], compute: Callable, inputs: Sequence[str],
               states: Sequence[int], reference: Callable, description: str,
-              state_range: Callable[[Draw, tuple], list] | None = None) -> Op:
+              state_range: Callable[[Draw, tuple], list] | None = None,
+              extra_params: Callable[[Draw], dict] | None = None) -> Op:
     """An update operator: every input and the output share one shape and dtype; the
-    ``states`` inputs are written in place; no gradient."""
+    ``states`` inputs are written in place; no gradient.  The conformance suite draws
+    the common parameters itself; ``extra_params`` draws the others."""
 
     def sample(draw):
         d = Draw(draw)
@@ -98,6 +100,8 @@ def update_op(name: str, params: type[Params], compute: Callable, inputs: Sequen
                   if field in params.fields()}
         if d.bool("clip"):
             values["clip_gradient"] = d.float(0.0, 1.0, "clip_gradient")
+        if extra_params is not None:
+            values.update(extra_params(d))
         return Case(arrays, values)
 
     return Op(

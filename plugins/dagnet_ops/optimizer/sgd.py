@@ -1,10 +1,11 @@
-"""Stochastic gradient descent: ``sgd_update`` and ``sgd_mom_update``."""
+"""Stochastic gradient descent: ``sgd_update``, ``sgd_mom_update`` and Nesterov's
+``nag_mom_update``."""
 
 from __future__ import annotations
 
 from dagnet.operator import Field, OpReqType, assign
 
-from ._common import UpdateParam, blocks, descent_step, reference_gradient, update_op
+from ._common import UpdateParam, blocks, clip, descent_step, reference_gradient, update_op
 
 __all__ = ["OPS"]
 
@@ -47,6 +48,22 @@ def _sgd_mom_reference(params, weight, grad, mom):
     return weight + p.momentum * mom - p.lr * (reference_gradient(p, weight, grad) + p.wd * weight)
 
 
+def _nag_mom(attrs, ctx, inputs, req, outputs):
+    xp = ctx.xp
+    for weight, grad, mom, out in blocks(xp, *inputs, outputs[0]):
+        step = attrs.lr * (clip(xp, grad * attrs.rescale_grad, attrs.clip_gradient)
+                           + attrs.wd * weight)
+        mom *= attrs.momentum
+        mom -= step
+        assign(out, req[0], weight + attrs.momentum * mom - step)
+
+
+def _nag_mom_reference(params, weight, grad, mom):
+    p = SGDMomParam.parse("nag_mom_update", params)
+    step = p.lr * (reference_gradient(p, weight, grad) + p.wd * weight)
+    return weight + p.momentum * (p.momentum * mom - step) - step
+
+
 OPS = [
     update_op(
         "sgd_update", UpdateParam, _sgd, ["weight", "grad"], [], _sgd_reference,
@@ -58,4 +75,10 @@ Write it back with ``out=weight``."""),
         """Momentum SGD step; ``mom`` is updated in place:
 ``mom = momentum * mom - lr * (clip(rescale_grad * grad, clip_gradient) + wd * weight)``,
 output ``weight + mom``."""),
+    update_op(
+        "nag_mom_update", SGDMomParam, _nag_mom, ["weight", "grad", "mom"], [2],
+        _nag_mom_reference,
+        """Nesterov momentum step; ``mom`` is updated in place:
+``step = lr * (clip(rescale_grad * grad) + wd * weight)``, ``mom = momentum * mom - step``,
+output ``weight + momentum * mom - step``."""),
 ]
