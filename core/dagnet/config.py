@@ -61,6 +61,9 @@ _KEYS: dict[str, Key] = {
             "(MXNet's MXNET_CPU_WORKER_NTHREADS is read too; one by default, as there: "
             "kernels have BLAS threads of their own)",
             lambda v: None if v >= 0 else "must be 0 (one per core) or more"),
+        Key("cpu_kernel_threads", int, 1,
+            "threads one CPU kernel may split its work over (convolution: blocks of samples); "
+            "each calls BLAS, which keeps its own thread count", _positive),
         Key("engine_max_pending", int, 16,
             "functions a pushing thread may have outstanding on a threaded engine before a "
             "push waits for the workers to catch up (the bound doubles while functions are "

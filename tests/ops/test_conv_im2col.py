@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 import pytest
 
+import dagnet
 from dagnet_ops.nn import _im2col
 
 
@@ -65,11 +66,14 @@ def _inputs(case, dtype=np.float64, seed=0):
     return x, w
 
 
-@pytest.fixture(params=[False, True], ids=["one-block", "block-per-sample"])
+@pytest.fixture(params=[(False, 1), (True, 1), (False, 2), (True, 3)],
+                ids=["one-block", "block-per-sample", "2-threads", "3-threads-per-sample"])
 def blocks(request, monkeypatch):
-    if request.param:
+    per_sample, threads = request.param
+    if per_sample:
         monkeypatch.setattr(_im2col, "BLOCK_BYTES", 1)
-    return request.param
+    with dagnet.config.set(cpu_kernel_threads=threads):
+        yield request.param
 
 
 @pytest.mark.parametrize("case", CASES, ids=[str(i) for i in range(len(CASES))])

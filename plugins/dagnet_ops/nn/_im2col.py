@@ -5,8 +5,10 @@ matrix products of those windows.
 Convolution runs on column matrices ``(C * prod(kernel), n * L)``: one row per input
 channel and filter tap, one column per output position of a block of ``n`` samples
 (blocks keep the matrices around :data:`BLOCK_BYTES`, so they stay in cache and
-their memory is reused).  Each product is one large matrix product per group.  Two
-ways to lay the columns out:
+their memory is reused).  With ``config cpu_kernel_threads`` above 1 the blocks
+are shared out over that many threads (numpy and BLAS release the GIL), each
+block computed whole by one thread, so no thread waits on another mid-product.
+Each product is one large matrix product per group.  Two ways to lay the columns out:
 
 - *flat* (stride 1): the padded input is flattened per channel, and the tap at
   offset ``o`` of every output position is the contiguous run ``flat[o : o + L]``,
@@ -23,8 +25,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from dagnet import config
 
 __all__ = [
     "pad_spatial", "windows", "scatter_windows", "kernel_first", "window_count",
@@ -37,6 +43,29 @@ BLOCK_BYTES = 8 << 20
 _FLAT_OVERHEAD = 1.25
 # A 1x1 convolution's per-sample matrix product needs no copy when outputs are this many.
 _POINTWISE_MIN = 256
+
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def kernel_threads() -> int:
+    """How many threads a kernel may use now (``config cpu_kernel_threads``)."""
+    return config.get("cpu_kernel_threads")
+
+
+def _each(work: Callable[[Any], Any], items: Sequence, threads: int) -> list:
+    """``[work(item) for item in items]``, over up to ``threads`` threads."""
+    if threads <= 1 or len(items) <= 1:
+        return [work(item) for item in items]
+    global _pool
+    with _pool_lock:
+        if _pool is None or _pool._max_workers < threads:
+            _pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dagnet-kernel")
+        pool = _pool
+    futures = [pool.submit(work, item) for item in items[1:]]
+    first = work(items[0])  # the calling thread takes a share too
+    return [first] + [f.result() for f in futures]
 
 
 def window_count(size: int, kernel: int, stride: int, dilate: int = 1) -> int:
@@ -97,7 +126,7 @@ def kernel_first(cols: Any, nd: int) -> Any:
 class _Columns:
     """How the input of a convolution becomes column matrices, a block of samples at a time."""
 
-    def __init__(self, x_shape, kernel, stride, dilate, pad, itemsize, flat=True):
+    def __init__(self, x_shape, kernel, stride, dilate, pad, itemsize, flat=True, threads=1):
         self.n, self.c = int(x_shape[0]), int(x_shape[1])
         self.sizes = tuple(int(s) for s in x_shape[2:])
         self.kernel, self.stride = tuple(kernel), tuple(stride)
@@ -119,7 +148,8 @@ class _Columns:
             self.grid = self.out
             self.length = math.prod(self.out)
         per_sample = max(1, self.c * len(self.taps) * self.length * itemsize)
-        self.block = max(1, min(self.n, BLOCK_BYTES // per_sample))
+        self.block = max(1, min(self.n, BLOCK_BYTES // per_sample, -(-self.n // threads)))
+        self.threads = threads
 
     def blocks(self):
         """``(start, stop)`` of each block of samples."""
@@ -176,42 +206,88 @@ def _pointwise(kernel, stride, pad, positions):
         and positions >= _POINTWISE_MIN
 
 
-def conv_forward(xp, x, w, stride, dilate, pad, groups):
+def _threads(xp) -> int:
+    return kernel_threads() if getattr(xp, "__name__", "") == "numpy" else 1
+
+
+def _spans(n: int, threads: int) -> list[tuple[int, int]]:
+    """``n`` samples cut into ``threads`` nearly equal runs."""
+    step = -(-n // max(1, threads))
+    return [(a, min(a + step, n)) for a in range(0, n, step)]
+
+
+def _result(xp, out, shape, dtype):
+    """``out`` when it can take the result as it is (C-contiguous, of ``shape`` and
+    ``dtype``, not overlapping the inputs), else a new array."""
+    if out is not None and tuple(out.shape) == tuple(shape) and out.dtype == dtype and \
+            out.flags.c_contiguous:
+        return out
+    return xp.empty(shape, dtype=dtype)
+
+
+def conv_forward(xp, x, w, stride, dilate, pad, groups, out=None):
     """Cross-correlation of ``x`` ``(N, C, *S)`` with filters ``w`` ``(F, C/groups, *K)``:
-    ``(N, F, *out)``."""
+    ``(N, F, *out)``, written into ``out`` when given and it fits (it must not overlap
+    ``x``)."""
     n, f = x.shape[0], w.shape[0]
     filters = w.reshape(groups, f // groups, -1)
     positions = math.prod(x.shape[2:])
+    threads = _threads(xp)
+    dtype = xp.result_type(x, w)
     if _pointwise(w.shape[2:], stride, pad, positions):  # one product per sample, no copies
-        y = xp.matmul(filters, x.reshape(n, groups, -1, positions))
-        return y.reshape((n, f) + tuple(x.shape[2:]))
-    plan = _Columns(x.shape, w.shape[2:], stride, dilate, pad, x.dtype.itemsize)
-    y = xp.empty((n, f) + plan.out, dtype=xp.result_type(x, w))
-    for a, b in plan.blocks():
+        xs = x.reshape(n, groups, -1, positions)
+        y = _result(xp, out, (n, f) + tuple(x.shape[2:]), dtype)
+        ys = y.reshape(n, groups, f // groups, positions)
+        _each(lambda span: xp.matmul(filters, xs[span[0]:span[1]], out=ys[span[0]:span[1]]),
+              _spans(n, threads), threads)
+        return y
+    plan = _Columns(x.shape, w.shape[2:], stride, dilate, pad, x.dtype.itemsize, threads=threads)
+    y = _result(xp, out, (n, f) + plan.out, dtype)
+
+    def block(span):
+        a, b = span
         cols = plan.matrix(xp, x[a:b]).reshape(groups, -1, (b - a) * plan.length)
         y[a:b] = plan.to_outputs(xp.matmul(filters, cols).reshape(f, -1), b - a)
+
+    _each(block, plan.blocks(), threads)
     return y
+
+
+def _sum(parts):
+    total = parts[0]
+    for part in parts[1:]:
+        total += part
+    return total
 
 
 def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups):
     """The gradient of :func:`conv_forward` with respect to the filters."""
     n, f = x.shape[0], w_shape[0]
     positions = math.prod(x.shape[2:])
+    threads = _threads(xp)
     if _pointwise(w_shape[2:], stride, pad, positions):
         xs = x.reshape(n, groups, -1, positions)
         dys = dy.reshape(n, groups, f // groups, positions)
-        dw = xp.matmul(dys[0], xs[0].swapaxes(1, 2))
-        for i in range(1, n):
-            dw += xp.matmul(dys[i], xs[i].swapaxes(1, 2))
-        return dw.reshape(w_shape)
-    plan = _Columns(x.shape, w_shape[2:], stride, dilate, pad, x.dtype.itemsize)
-    dw = None
-    for a, b in plan.blocks():
+
+        def samples(span):
+            dw = xp.matmul(dys[span[0]], xs[span[0]].swapaxes(1, 2))
+            for i in range(span[0] + 1, span[1]):
+                dw += xp.matmul(dys[i], xs[i].swapaxes(1, 2))
+            return dw
+
+        return _sum(_each(samples, _spans(n, threads), threads)).reshape(w_shape)
+    plan = _Columns(x.shape, w_shape[2:], stride, dilate, pad, x.dtype.itemsize, threads=threads)
+
+    def block(span):
+        a, b = span
         cols = plan.matrix(xp, x[a:b]).reshape(groups, -1, (b - a) * plan.length)
         dym = plan.from_outputs(xp, dy[a:b]).reshape(groups, f // groups, -1)
-        part = xp.matmul(dym, cols.swapaxes(1, 2))
-        dw = part if dw is None else xp.add(dw, part, out=dw)
-    return dw.reshape(w_shape)
+        return xp.matmul(dym, cols.swapaxes(1, 2))
+
+    # Each thread adds up its own blocks; the threads' sums are added at the end.
+    chunks = [plan.blocks()[i::threads] for i in range(min(threads, len(plan.blocks())))]
+    parts = _each(lambda spans: _sum([block(span) for span in spans]), chunks, threads)
+    return _sum(parts).reshape(w_shape)
 
 
 def _flipped(xp, w, groups):
@@ -224,29 +300,41 @@ def _flipped(xp, w, groups):
     return xp.ascontiguousarray(reverse).reshape((groups * cg, f // groups) + kernel)
 
 
-def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups):
+def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out=None):
     """The gradient of :func:`conv_forward` with respect to its input of shape ``x_shape``
-    (also the transposed convolution of ``dy`` with ``w``)."""
+    (also the transposed convolution of ``dy`` with ``w``), written into ``out`` when given
+    and it fits (it must not overlap ``dy``)."""
     n, c = int(x_shape[0]), int(x_shape[1])
     f = w.shape[0]
+    result = out
     kernel, out, sizes = tuple(w.shape[2:]), tuple(dy.shape[2:]), tuple(x_shape[2:])
     filters_t = w.reshape(groups, f // groups, -1).swapaxes(1, 2)  # (G, C/G * prod(K), F/G)
     positions = math.prod(out)
+    threads = _threads(xp)
     if _pointwise(kernel, stride, pad, positions) and out == sizes:
-        dx = xp.matmul(filters_t, dy.reshape(n, groups, f // groups, positions))
-        return dx.reshape(x_shape)
+        dys = dy.reshape(n, groups, f // groups, positions)
+        dx = _result(xp, result, tuple(x_shape), xp.result_type(dy, w))
+        dxs = dx.reshape(n, groups, c // groups, positions)
+        _each(lambda span: xp.matmul(filters_t, dys[span[0]:span[1]], out=dxs[span[0]:span[1]]),
+              _spans(n, threads), threads)
+        return dx
     reach = tuple(d * (k - 1) for d, k in zip(dilate, kernel))
     if all(s == 1 for s in stride) and all(p <= r for p, r in zip(pad, reach)) and \
             2 * c >= f and out == tuple(s + 2 * p - r for s, p, r in zip(sizes, pad, reach)):
         # A full correlation of dy with the reversed filters: columns copied, not scattered.
         return conv_forward(xp, dy, _flipped(xp, w, groups), stride, dilate,
-                            tuple(r - p for r, p in zip(reach, pad)), groups)
-    plan = _Columns(x_shape, kernel, stride, dilate, pad, dy.dtype.itemsize, flat=False)
+                            tuple(r - p for r, p in zip(reach, pad)), groups, result)
+    plan = _Columns(x_shape, kernel, stride, dilate, pad, dy.dtype.itemsize, flat=False,
+                    threads=threads)
     padded = xp.zeros((n, c) + plan.padded, dtype=xp.result_type(dy, w))
-    for a, b in plan.blocks():
+
+    def block(span):
+        a, b = span
         dym = plan.from_outputs(xp, dy[a:b]).reshape(groups, f // groups, -1)
         cols = xp.matmul(filters_t, dym).reshape((c, len(plan.taps), b - a) + out)
         target = padded[a:b].swapaxes(0, 1)
         for t, tap in enumerate(plan.taps):
             target[(slice(None), slice(None)) + _tap_slices(tap, dilate, stride, out)] += cols[:, t]
+
+    _each(block, plan.blocks(), threads)
     return padded[(slice(None), slice(None)) + plan._inside()]

@@ -12,6 +12,7 @@ from dagnet.operator import (
     Field,
     Gradient,
     Op,
+    OpReqType,
     Params,
     assign,
     merge_dtype,
@@ -83,25 +84,68 @@ def _uses_batch_stats(attrs, ctx):
     return ctx.is_train and not attrs.use_global_stats
 
 
+# The kernels view the data as (outer, C, inner) around the channel axis: per-channel sums
+# then reduce the contiguous inner axis first (numpy's pairwise summation), and each pass
+# over the data is one ufunc call writing into a buffer that is reused.
+def _three_d(x, axis):
+    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
+    return x.reshape(outer, x.shape[axis], -1)
+
+
+def _accumulator(dtype):
+    """Half precision sums in float32 (as numpy's mean does), others in their own type."""
+    return np.float32 if np.dtype(dtype).itemsize < 4 else dtype
+
+
+def _channel_sum(v3):
+    """Per-channel sums of an ``(outer, C, inner)`` array."""
+    return v3.sum(axis=2, dtype=_accumulator(v3.dtype)).sum(axis=0)
+
+
+def _channel_dot(xp, a3, b3):
+    """Per-channel sums of ``a3 * b3``, both ``(outer, C, inner)``."""
+    return xp.einsum("ocp,ocp->c", a3, b3, dtype=_accumulator(a3.dtype))
+
+
+def _target(xp, out, r):
+    """Where a pass writes: the output itself unless the request adds to it."""
+    return xp.empty(out.shape, dtype=out.dtype) if r is OpReqType.ADD else out
+
+
+def _finish(out, r, value):
+    if r is OpReqType.ADD:
+        out += value
+
+
 def _forward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     x, gamma, beta, moving_mean, moving_var = inputs
     axis = _channel_axis(attrs, x.ndim)
-    reduce = tuple(i for i in range(x.ndim) if i != axis)
+    x3 = _three_d(x, axis)
+    count = x.size // max(1, x.shape[axis])
     if _uses_batch_stats(attrs, ctx):
-        mean = x.mean(axis=reduce)
-        var = ((x - _broadcast(mean, axis, x.ndim)) ** 2).mean(axis=reduce)
+        mean = _channel_sum(x3) / max(1, count)
+        centered = x3 - mean[:, None]
+        var = _channel_dot(xp, centered, centered) / max(1, count)
         # The moving averages follow each training batch (MXNet's CPU kernel applies the same
         # update in its backward pass; cuDNN's, like this one, in the forward pass).
         moving_mean[...] = moving_mean * attrs.momentum + mean * (1 - attrs.momentum)
         moving_var[...] = moving_var * attrs.momentum + var * (1 - attrs.momentum)
     else:
         mean, var = moving_mean.astype(x.dtype), moving_var.astype(x.dtype)
-    invstd = 1 / xp.sqrt(var + attrs.eps)
+        centered = None
+    invstd = (1 / xp.sqrt(var + attrs.eps)).astype(mean.dtype)
     scale = invstd if attrs.fix_gamma else invstd * gamma
-    y = (x - _broadcast(mean, axis, x.ndim)) * _broadcast(scale, axis, x.ndim) \
-        + _broadcast(beta, axis, x.ndim)
-    assign(outputs[0], req[0], y)
+    if req[0] is not OpReqType.NULL:
+        target = _target(xp, outputs[0], req[0])
+        t3 = target.reshape(x3.shape)
+        if centered is None:
+            xp.subtract(x3, mean.astype(x.dtype)[:, None], out=t3)
+        else:
+            t3[...] = centered
+        xp.multiply(t3, scale.astype(x.dtype)[:, None], out=t3)
+        xp.add(t3, beta.astype(x.dtype)[:, None], out=t3)
+        _finish(outputs[0], req[0], target)
     assign(outputs[1], req[1], mean)
     assign(outputs[2], req[2], invstd)  # as MXNet, the "var" output is 1 / sqrt(var + eps)
 
@@ -112,21 +156,29 @@ def _backward(attrs, ctx, inputs, req, outputs):
     x, gamma, _, moving_mean, moving_var = inputs[-8:-3]
     _, mean, invstd = inputs[-3:]
     axis = _channel_axis(attrs, x.ndim)
-    reduce = tuple(i for i in range(x.ndim) if i != axis)
+    x3, dy3 = _three_d(x, axis), _three_d(dy, axis)
     if not _uses_batch_stats(attrs, ctx):
         mean = moving_mean.astype(x.dtype)
         invstd = 1 / xp.sqrt(moving_var.astype(x.dtype) + attrs.eps)
-    xhat = (x - _broadcast(mean, axis, x.ndim)) * _broadcast(invstd, axis, x.ndim)
-    dbeta = dy.sum(axis=reduce)
-    dgamma = (dy * xhat).sum(axis=reduce)
+    centered = x3 - mean.astype(x.dtype)[:, None]
+    dbeta = _channel_sum(dy3)
+    dgamma = _channel_dot(xp, dy3, centered) * invstd  # sum(dy * xhat)
     scale = invstd if attrs.fix_gamma else invstd * gamma
-    if _uses_batch_stats(attrs, ctx):
-        count = x.size // x.shape[axis]
-        dx = _broadcast(scale, axis, x.ndim) * (dy - _broadcast(dbeta / count, axis, x.ndim)
-                                                 - xhat * _broadcast(dgamma / count, axis, x.ndim))
-    else:
-        dx = dy * _broadcast(scale, axis, x.ndim)
-    assign(outputs[0], req[0], dx)
+    if req[0] is not OpReqType.NULL:
+        target = _target(xp, outputs[0], req[0])
+        t3 = target.reshape(x3.shape)
+        if _uses_batch_stats(attrs, ctx):
+            # dx = scale * (dy - dbeta/count - xhat * dgamma/count), one pass per term
+            count = max(1, x.size // x.shape[axis])
+            slope = (-scale * invstd * dgamma / count).astype(x.dtype)
+            shift = (-scale * dbeta / count).astype(x.dtype)
+            xp.multiply(centered, slope[:, None], out=centered)
+            xp.multiply(dy3, scale.astype(x.dtype)[:, None], out=t3)
+            xp.add(t3, centered, out=t3)
+            xp.add(t3, shift[:, None], out=t3)
+        else:
+            xp.multiply(dy3, scale.astype(x.dtype)[:, None], out=t3)
+        _finish(outputs[0], req[0], target)
     assign(outputs[1], req[1], 0 if attrs.fix_gamma else dgamma)
     assign(outputs[2], req[2], dbeta)
 

@@ -105,7 +105,8 @@ def _infer_shape(attrs, ins, outs):
 def _forward(attrs, ctx, inputs, req, outputs):
     x, w = inputs[0], inputs[1]
     _, stride, dilate, pad = conv_geometry("Convolution", attrs, x.ndim)
-    y = conv_forward(ctx.xp, x, w, stride, dilate, pad, attrs.num_group)
+    direct = outputs[0] if req[0] is OpReqType.WRITE else None  # written in place, no copy
+    y = conv_forward(ctx.xp, x, w, stride, dilate, pad, attrs.num_group, out=direct)
     if not attrs.no_bias:
         y += inputs[2].reshape((1, -1) + (1,) * (y.ndim - 2))
     assign(outputs[0], req[0], y)
@@ -117,7 +118,9 @@ def _backward(attrs, ctx, inputs, req, outputs):
     _, stride, dilate, pad = conv_geometry("Convolution", attrs, x.ndim)
     groups = attrs.num_group
     if req[0] is not OpReqType.NULL:
-        assign(outputs[0], req[0], conv_grad_data(xp, dy, w, x.shape, stride, dilate, pad, groups))
+        direct = outputs[0] if req[0] is OpReqType.WRITE else None
+        dx = conv_grad_data(xp, dy, w, x.shape, stride, dilate, pad, groups, out=direct)
+        assign(outputs[0], req[0], dx)
     if req[1] is not OpReqType.NULL:
         dw = conv_grad_weight(xp, x, dy, w.shape, stride, dilate, pad, groups)
         assign(outputs[1], req[1], dw)

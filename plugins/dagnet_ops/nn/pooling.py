@@ -128,6 +128,28 @@ def _forward(attrs, ctx, inputs, req, outputs):
     assign(outputs[0], req[0], y)
 
 
+def _max_backward(xp, taps, y, dy, padded, stride):
+    """Max pooling's gradient: each window's whole gradient goes to its first maximum.
+
+    ``taps`` ``(*kernel, N, C, *out)`` views the windows; walking the taps in order, a
+    tap takes the gradient of the windows whose maximum it equals and that no earlier
+    tap took.  One pass of output size per tap, no copy of the windows."""
+    nd = len(stride)
+    kernel = taps.shape[:nd]
+    grad = xp.zeros(y.shape[:2] + tuple(padded), dtype=dy.dtype)
+    taken = xp.zeros(y.shape, dtype=bool)
+    offsets = list(itertools.product(*(range(k) for k in kernel)))
+    for i, offset in enumerate(offsets):
+        hit = taps[offset] == y
+        xp.greater(hit, taken, out=hit)  # a maximum here, and not taken before
+        if i < len(offsets) - 1:
+            xp.logical_or(taken, hit, out=taken)
+        target = (slice(None), slice(None)) + tuple(
+            slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, stride, y.shape[2:]))
+        grad[target] += dy * hit
+    return grad
+
+
 def _backward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     dy, x, y = inputs
@@ -135,12 +157,13 @@ def _backward(attrs, ctx, inputs, req, outputs):
     nd = len(kernel)
     # The window gradients are built kernel axes first, as scatter_windows takes them.
     kind = attrs.pool_type
-    if kind == "max":  # the whole gradient goes to the first maximum of each window
-        window = math.prod(kernel)
-        first = cols.reshape(cols.shape[:2 + nd] + (window,)).argmax(axis=-1)
-        chosen = xp.arange(window).reshape((window,) + (1,) * first.ndim) == first
-        dcols = (chosen * dy).reshape(tuple(kernel) + dy.shape)
-    elif kind == "avg":
+    padded = tuple(size + 2 * p + e for size, p, e in zip(x.shape[2:], pad, extra))
+    crop = (slice(None), slice(None), *(slice(p, p + n) for p, n in zip(pad, x.shape[2:])))
+    if kind == "max":
+        grad = _max_backward(xp, kernel_first(cols, nd), y, dy, padded, stride)
+        assign(outputs[0], req[0], grad[crop])
+        return
+    if kind == "avg":
         counts = _counts(xp, attrs, x.shape[2:], kernel, stride, pad, out, x.dtype)
         dcols = xp.broadcast_to(dy / counts, tuple(kernel) + dy.shape)
     elif kind == "sum" or _lp(attrs) == 1:
@@ -150,9 +173,7 @@ def _backward(attrs, ctx, inputs, req, outputs):
         taps = kernel_first(cols, nd)
         safe = xp.where(y == 0, 1, y)
         dcols = xp.where(y == 0, 0, dy * (taps / safe) ** (p - 1))
-    padded = tuple(size + 2 * p + e for size, p, e in zip(x.shape[2:], pad, extra))
     grad = scatter_windows(xp, dcols, padded, stride, (1,) * nd)
-    crop = (slice(None), slice(None), *(slice(p, p + n) for p, n in zip(pad, x.shape[2:])))
     assign(outputs[0], req[0], grad[crop])
 
 

@@ -1,0 +1,161 @@
+"""The CPU kernels that a CNN training step spends its time in, against the formulas
+written out directly: max pooling's gradient (ties go to the first maximum, as MXNet's),
+BatchNorm's fused passes in training and inference, and convolution writing straight
+into its output."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from dagnet.operator import OpReqType
+from dagnet_ops.nn import _im2col, batch_norm, convolution, pooling
+
+W = OpReqType.WRITE
+
+
+class _Ctx:
+    xp = np
+
+    def __init__(self, is_train):
+        self.is_train = is_train
+
+
+def _max_pool_grad_by_argmax(x, dy, kernel, stride, pad, convention):
+    """The gradient of max pooling window by window: the first maximum takes it all."""
+    sizes = x.shape[2:]
+    out = dy.shape[2:]
+    grad = np.zeros_like(x, dtype=np.float64)
+    for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for pos in itertools.product(*(range(o) for o in out)):
+            best, where = None, None
+            for tap in itertools.product(*(range(k) for k in kernel)):
+                idx = tuple(p * s - q + t for p, s, q, t in zip(pos, stride, pad, tap))
+                if any(i < 0 or i >= size for i, size in zip(idx, sizes)):
+                    continue
+                if best is None or x[(n, c) + idx] > best:
+                    best, where = x[(n, c) + idx], idx
+            if where is not None:
+                grad[(n, c) + where] += dy[(n, c) + pos]
+    return grad
+
+
+@pytest.mark.parametrize("shape,kernel,stride,pad,convention", [
+    ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0), "valid"),  # lenet's
+    ((2, 2, 9, 9), (3, 3), (2, 2), (1, 1), "valid"),  # resnet-50's: overlapping, padded
+    ((1, 2, 7, 6), (3, 2), (2, 3), (1, 0), "full"),
+    ((2, 2, 9), (3,), (1,), (1,), "valid"),
+    ((1, 2, 4, 5, 4), (2, 3, 2), (1, 2, 2), (0, 1, 1), "valid"),
+])
+def test_max_pooling_gradient_goes_to_the_first_maximum(shape, kernel, stride, pad, convention):
+    rs = np.random.RandomState(0)
+    x = rs.randint(0, 4, shape).astype(np.float32)  # many ties
+    params = {"kernel": kernel, "stride": stride, "pad": pad, "pool_type": "max",
+              "pooling_convention": convention}
+    attrs = pooling.PoolingParam.parse("Pooling", params)
+    y_shape = tuple(pooling._geometry(attrs, x.shape)[3])
+    y = np.empty(x.shape[:2] + y_shape, np.float32)
+    pooling._forward(attrs, _Ctx(True), [x], [W], [y])
+    dy = rs.standard_normal(y.shape).astype(np.float32)
+    dx = np.empty_like(x)
+    pooling._backward(attrs, _Ctx(True), [dy, x, y], [W], [dx])
+    want = _max_pool_grad_by_argmax(x, dy, kernel, stride, pad, convention)
+    np.testing.assert_allclose(dx, want, rtol=1e-6, atol=1e-6)
+
+
+def _bn_inputs(shape, axis, dtype=np.float32, seed=0):
+    rs = np.random.RandomState(seed)
+    c = shape[axis]
+    return [(rs.standard_normal(shape) * 2 + 3).astype(dtype),
+            rs.uniform(0.5, 1.5, c).astype(np.float32), rs.standard_normal(c).astype(np.float32),
+            rs.standard_normal(c).astype(np.float32), rs.uniform(0.5, 2, c).astype(np.float32)]
+
+
+@pytest.mark.parametrize("shape,axis", [((4, 3, 5, 6), 1), ((4, 5, 3), -1), ((6, 4), 1),
+                                        ((2, 3, 2, 4, 3), 1)])
+@pytest.mark.parametrize("is_train", [True, False])
+@pytest.mark.parametrize("fix_gamma", [True, False])
+def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma):
+    x, gamma, beta, mm, mv = _bn_inputs(shape, axis)
+    params = {"fix_gamma": fix_gamma, "axis": axis, "eps": 1e-3, "momentum": 0.9}
+    attrs = batch_norm.BatchNormParam.parse("BatchNorm", params)
+    ax = axis % x.ndim
+    reduce = tuple(i for i in range(x.ndim) if i != ax)
+    bshape = [1] * x.ndim
+    bshape[ax] = -1
+    x64 = x.astype(np.float64)
+    if is_train:
+        mean, var = x64.mean(axis=reduce), x64.var(axis=reduce)
+    else:
+        mean, var = mm.astype(np.float64), mv.astype(np.float64)
+    g = np.ones_like(gamma) if fix_gamma else gamma
+    invstd = 1 / np.sqrt(var + 1e-3)
+    xhat = (x64 - mean.reshape(bshape)) * invstd.reshape(bshape)
+    want_y = xhat * g.reshape(bshape) + beta.reshape(bshape)
+
+    state = [a.copy() for a in (x, gamma, beta, mm, mv)]
+    outs = [np.empty_like(x), np.empty(x.shape[ax], np.float32), np.empty(x.shape[ax], np.float32)]
+    batch_norm._forward(attrs, _Ctx(is_train), state, [W] * 3, outs)
+    np.testing.assert_allclose(outs[0], want_y, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(outs[2], invstd, rtol=1e-4)
+    if is_train:
+        np.testing.assert_allclose(state[3], mm * 0.9 + mean * 0.1, rtol=1e-4, atol=1e-5)
+
+    dy = np.random.RandomState(1).standard_normal(x.shape).astype(np.float32)
+    dy64 = dy.astype(np.float64)
+    dbeta = dy64.sum(axis=reduce)
+    dgamma = (dy64 * xhat).sum(axis=reduce)
+    scale = (g * invstd).reshape(bshape)
+    if is_train:
+        count = x.size // x.shape[ax]
+        want_dx = scale * (dy64 - (dbeta / count).reshape(bshape)
+                           - xhat * (dgamma / count).reshape(bshape))
+    else:
+        want_dx = dy64 * scale
+    grads = [np.empty_like(x), np.empty_like(gamma), np.empty_like(beta)]
+    batch_norm._backward(attrs, _Ctx(is_train), [dy] + state + outs, [W] * 3, grads)
+    np.testing.assert_allclose(grads[0], want_dx, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(grads[1], 0 if fix_gamma else dgamma, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(grads[2], dbeta, rtol=1e-4, atol=1e-4)
+
+
+def test_batch_norm_adds_to_its_outputs_when_asked():
+    x, gamma, beta, mm, mv = _bn_inputs((3, 2, 4), 1)
+    attrs = batch_norm.BatchNormParam.parse("BatchNorm", {"fix_gamma": False})
+    written = [np.empty_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
+    batch_norm._forward(attrs, _Ctx(True), [x, gamma, beta, mm.copy(), mv.copy()], [W] * 3,
+                        written)
+    added = [np.ones_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
+    batch_norm._forward(attrs, _Ctx(True), [x, gamma, beta, mm.copy(), mv.copy()],
+                        [OpReqType.ADD, W, W], added)
+    np.testing.assert_allclose(added[0], written[0] + 1, rtol=1e-6)
+
+
+def test_batch_norm_half_precision_sums_in_float32():
+    # 2**16 ones: a float16 running sum would stop at 2048
+    x = np.ones((1, 2, 2 ** 15), np.float16)
+    attrs = batch_norm.BatchNormParam.parse("BatchNorm", {})
+    outs = [np.empty_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
+    batch_norm._forward(attrs, _Ctx(True), [x, np.ones(2, np.float32), np.zeros(2, np.float32),
+                                            np.zeros(2, np.float32), np.ones(2, np.float32)],
+                        [W] * 3, outs)
+    np.testing.assert_allclose(outs[1], 1.0)
+
+
+def test_convolution_writes_into_its_output():
+    rs = np.random.RandomState(0)
+    x = rs.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    w = rs.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    out = np.empty((2, 4, 6, 6), np.float32)
+    y = _im2col.conv_forward(np, x, w, (1, 1), (1, 1), (1, 1), 1, out=out)
+    assert y is out
+    unfit = np.empty((2, 4, 6, 6), np.float64)  # another dtype: a new array instead
+    assert _im2col.conv_forward(np, x, w, (1, 1), (1, 1), (1, 1), 1, out=unfit) is not unfit
+    attrs = convolution.ConvolutionParam.parse(
+        "Convolution", {"kernel": (3, 3), "pad": (1, 1), "num_filter": 4})
+    b = rs.standard_normal(4).astype(np.float32)
+    via_op = np.empty_like(out)
+    convolution._forward(attrs, _Ctx(True), [x, w, b], [W], [via_op])
+    np.testing.assert_allclose(via_op, out + b.reshape(1, 4, 1, 1), rtol=1e-6)
