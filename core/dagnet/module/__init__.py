@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from ._base_module import BaseModule, ModuleStateError
 from ._module import Module
+from .bucketing_module import BucketingModule
 from .executor_group import DataParallelExecutorGroup
 
-__all__ = ["BaseModule", "DataParallelExecutorGroup", "Module", "ModuleStateError"]
+__all__ = ["BaseModule", "BucketingModule", "DataParallelExecutorGroup", "Module",
+           "ModuleStateError"]
