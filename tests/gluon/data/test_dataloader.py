@@ -117,9 +117,12 @@ def test_worker_exception_carries_its_traceback():
         list(threads)
 
 
-def test_pin_memory_is_accepted():
+def test_pin_memory_copies_to_pinned_memory():
     batches = list(gdata.DataLoader(gdata.SimpleDataset([1.0, 2.0]), 2, pin_memory=True))
-    assert batches[0].context == mx.cpu()
+    assert batches[0].context == mx.Context("cpu_pinned", 0)
+    x, y = next(iter(gdata.DataLoader(gdata.ArrayDataset(np.ones((2, 2)), [0, 1]), 2,
+                                      num_workers=1, pin_memory=True)))
+    assert x.context == y.context == mx.Context("cpu_pinned", 0)
 
 
 class _Slow(gdata.Dataset):

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ... import ndarray
+from ...context import Context
 from .dataset import DatasetError
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 from .worker_pool import ProcessWorkerPool, ThreadWorkerPool
@@ -39,6 +40,14 @@ def default_mp_batchify_fn(data: list[Any]) -> Any:
     if isinstance(first, tuple):
         return [default_mp_batchify_fn(list(column)) for column in zip(*data)]
     return np.asarray(data)
+
+
+def _pinned(batch: Any, ctx: Context) -> Any:
+    if isinstance(batch, ndarray.NDArray):
+        return batch.as_in_context(ctx)
+    if isinstance(batch, (list, tuple)):
+        return [_pinned(item, ctx) for item in batch]
+    return batch
 
 
 def _to_ndarray(batch: Any) -> Any:
@@ -112,10 +121,10 @@ class DataLoader:
     ``2 * num_workers``) by that many worker processes, or threads with
     ``thread_pool=True``; a worker that fails or dies raises
     :class:`DataLoaderWorkerError` and a batch later than ``timeout`` seconds
-    raises :class:`DataLoaderTimeoutError`.  ``pin_memory`` and
-    ``pin_device_id`` are accepted for MXNet code; dagnet's host arrays need no
-    pinning, so batches stay in ordinary CPU memory.  ``auto_reload=True``
-    starts fetching the next pass as soon as one ends.
+    raises :class:`DataLoaderTimeoutError`.  With ``pin_memory`` batches are
+    copied to ``cpu_pinned(pin_device_id)`` (page-locked host memory where a GPU
+    backend provides it).  ``auto_reload=True`` starts fetching the next pass as
+    soon as one ends.
     """
 
     def __init__(self, dataset: Any, batch_size: int | None = None, shuffle: bool = False,
@@ -154,6 +163,9 @@ class DataLoader:
             batchify_fn = default_mp_batchify_fn if processes else default_batchify_fn
         if batchify_fn is default_mp_batchify_fn:
             self._finish = _to_ndarray
+        if pin_memory:
+            pinned, convert = Context("cpu_pinned", pin_device_id), self._finish
+            self._finish = lambda batch: _pinned(convert(batch), pinned)
         self._batchify_fn = batchify_fn
         if self._num_workers > 0:
             pool_type = ThreadWorkerPool if self._thread_pool else ProcessWorkerPool
