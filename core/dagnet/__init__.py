@@ -64,6 +64,7 @@ _LAZY_SUBMODULES = {
     "name",
     "nd",
     "ndarray",
+    "operator",
     "optimizer",
     "profiler",
     "random",

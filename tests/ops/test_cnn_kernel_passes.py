@@ -10,7 +10,6 @@ import itertools
 import numpy as np
 import pytest
 
-import dagnet
 from dagnet.operator import OpReqType
 from dagnet_ops.nn import _im2col, batch_norm, convolution, pooling
 
@@ -78,13 +77,7 @@ def _bn_inputs(shape, axis, dtype=np.float32, seed=0):
                                         ((2, 3, 2, 4, 3), 1)])
 @pytest.mark.parametrize("is_train", [True, False])
 @pytest.mark.parametrize("fix_gamma", [True, False])
-@pytest.mark.parametrize("threads", [1, 3])
-def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma, threads):
-    with dagnet.config.set(cpu_kernel_threads=threads):
-        _check_batch_norm(shape, axis, is_train, fix_gamma)
-
-
-def _check_batch_norm(shape, axis, is_train, fix_gamma):
+def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma):
     x, gamma, beta, mm, mv = _bn_inputs(shape, axis)
     params = {"fix_gamma": fix_gamma, "axis": axis, "eps": 1e-3, "momentum": 0.9}
     attrs = batch_norm.BatchNormParam.parse("BatchNorm", params)

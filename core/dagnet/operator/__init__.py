@@ -2,7 +2,8 @@
 helpers, the three ways of defining one (:class:`OpBuilder`, nnvm style;
 :class:`OperatorProperty` + :class:`Operator` through :func:`op_from_property`;
 :class:`SimpleOp` for unary and binary operators), and the lookup of
-registered operators by name."""
+registered operators by name; MXNet's Python custom operators (:class:`CustomOp`,
+:class:`CustomOpProp`, :func:`register`) run through the ``Custom`` operator."""
 
 from __future__ import annotations
 
@@ -11,6 +12,15 @@ import difflib
 from .._errors import UnknownNameError
 from ._builder import OpBuilder, forward_shape, forward_type
 from ._calling import UnknownOperatorError, call_signature, resolve_name
+from ._custom import (
+    CustomOp,
+    CustomOpProp,
+    CustomParams,
+    custom_prop,
+    custom_prop_class,
+    register,
+    registered_custom_ops,
+)
 from ._gradient import BackwardPlan, BackwardStep, GraphView, NodeFacts, plan_backward
 from ._op import (
     XP,
@@ -42,6 +52,9 @@ __all__ = [
     "OperatorProperty", "OpReqType", "Params", "plan_backward", "REQUIRED", "resolve_name",
     "Shape", "shape_is_known", "SimpleOp", "SimpleOpEnv", "UnknownOperatorError", "XP",
     "ZeroGradient",
+    # MXNet's Python custom operators
+    "CustomOp", "CustomOpProp", "CustomParams", "custom_prop", "custom_prop_class", "register",
+    "registered_custom_ops",
 ]
 
 

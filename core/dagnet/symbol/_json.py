@@ -178,7 +178,10 @@ def _node(row: dict, position: int, nodes: list[Node], total: int) -> Node:
         raise SymbolFormatError(f"symbol JSON node {name!r} uses operator {op_name!r}, which "
                                 f"is not registered: {error}") from None
     fields = op.params.fields()
-    params = {k: v for k, v in attrs.items() if k in fields and not is_hidden_attr(k)}
+    # an operator taking any keyword (Custom: its property's arguments) gets every plain key
+    open_keywords = getattr(op.params, "takes_any_keyword", False)
+    params = {k: v for k, v in attrs.items()
+              if (k in fields or open_keywords) and not is_hidden_attr(k)}
     extra = {k: v for k, v in attrs.items() if k not in params}
     try:
         parsed = op.parse_params(params)
