@@ -40,9 +40,16 @@ UNARY = {
     "cbrt": ((0.2, 4), {}), "rsqrt": ((0.2, 4), {}), "rcbrt": ((0.2, 4), {}),
     "square": ((-3, 3), {}), "clip": ((-2, 2), {"a_min": -0.5, "a_max": 0.7}),
     "hard_sigmoid": ((-2, 2), {}), "_copy": ((-2, 2), {}),
+    # what NDArray arithmetic with a number calls
+    "_plus_scalar": ((-2, 2), {"scalar": 0.5}), "_minus_scalar": ((-2, 2), {"scalar": 0.5}),
+    "_rminus_scalar": ((-2, 2), {"scalar": 0.5}), "_mul_scalar": ((-2, 2), {"scalar": -1.3}),
+    "_div_scalar": ((-2, 2), {"scalar": 2.5}), "_rdiv_scalar": ((0.3, 3), {"scalar": 1.5}),
+    "_power_scalar": ((0.3, 2), {"scalar": 2.5}), "_rpower_scalar": ((-1, 1), {"scalar": 1.7}),
+    "_hypot_scalar": ((-2, 2), {"scalar": 0.8}), "_maximum_scalar": ((-2, 2), {"scalar": 0.3}),
+    "_minimum_scalar": ((-2, 2), {"scalar": 0.3}),
 }
 KINKS = {"relu": [0.0], "abs": [0.0], "softsign": [0.0], "clip": [-0.5, 0.7],
-         "hard_sigmoid": [-2.5, 2.5]}
+         "hard_sigmoid": [-2.5, 2.5], "_maximum_scalar": [0.3], "_minimum_scalar": [0.3]}
 
 
 # -- errors and the plan (first: tests that register operators leave the replaced registry
@@ -117,7 +124,8 @@ def test_plan_backward_runs_composed_rules_only_for_callers_that_run_them():
 
 
 def test_every_covered_backward_op_declares_a_composed_rule():
-    for name in [*UNARY, "FullyConnected", "Dropout"]:
+    binary = [f"{flavour}_{key}" for key in BINARY for flavour in ("broadcast",)]
+    for name in [*UNARY, *FLAVOURS.values(), *binary, "add_n", "FullyConnected", "Dropout"]:
         op = dagnet.operator.get_op(name)
         assert isinstance(dagnet.operator.get_op(op.gradient.backward).gradient,
                           ComposedGradient), name
@@ -130,13 +138,13 @@ def _sample(name, shape=(2, 3)):
     for kink in KINKS.get(name, []):  # nudge values off the kinks
         near = np.abs(x - kink) < 0.05
         x[near] = kink + 0.1
-    if name in ("cbrt", "rcbrt", "reciprocal"):  # both signs
+    if name in ("cbrt", "rcbrt", "reciprocal", "_rdiv_scalar"):  # both signs
         x *= np.where(RNG.uniform(size=shape) < 0.5, -1.0, 1.0)
     return x
 
 
 def _call(name, x):
-    return getattr(nd, name)(x, **UNARY[name][1])
+    return dagnet.ndarray.invoke(name, [x], UNARY[name][1])
 
 
 def _grad(name, values, head, create_graph=False):
@@ -199,6 +207,21 @@ def test_backward_of_a_gradient_writes_the_second_derivative(engine):
         first = autograd.grad(nd.sin(x), x, create_graph=True)[0]
     first.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), -np.sin(values), rtol=1e-12)
+
+
+def test_a_gradient_reached_along_two_paths_is_summed_in_the_graph(engine):
+    values = RNG.uniform(0.5, 2.0, (3,))
+    x = nd.array(values, dtype=np.float64)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.sin(x) * nd.exp(x)  # x reaches y twice: the first gradient is a recorded sum
+        first = autograd.grad(y, x, create_graph=True)[0]
+        second = autograd.grad(first, x)[0]
+    # (sin e^x)'' = 2 cos(x) e^x
+    np.testing.assert_allclose(first.asnumpy(), (np.sin(values) + np.cos(values))
+                               * np.exp(values), rtol=1e-12)
+    np.testing.assert_allclose(second.asnumpy(), 2 * np.cos(values) * np.exp(values),
+                               rtol=1e-12)
 
 
 def test_the_gradient_of_a_linear_op_is_in_the_graph_with_a_zero_second_derivative(engine):
@@ -291,3 +314,75 @@ def test_fully_connected_gradient_of_the_head_gradient(engine):
     # gx = o_y w, gw = o_y^T x, gb = sum(o_y): d loss / d o_y = 2 (gx w^T + x gw^T + gb)
     expected = 2 * (gx.asnumpy() @ wv.T + xv @ gw.asnumpy().T + gb.asnumpy())
     np.testing.assert_allclose(o_y.grad.asnumpy(), expected, rtol=1e-10)
+
+
+# -- binary operators ---------------------------------------------------------------------
+BINARY = {"add": (-2, 2), "sub": (-2, 2), "mul": (-2, 2), "div": (0.5, 2), "power": (0.3, 2),
+          "maximum": (-2, 2), "minimum": (-2, 2)}
+FLAVOURS = {"add": "elemwise_add", "sub": "elemwise_sub", "mul": "elemwise_mul",
+            "div": "elemwise_div", "power": "_power", "maximum": "_maximum",
+            "minimum": "_minimum"}
+
+
+def _apart(a_shape, b_shape):
+    """Operands on two grids offset by half a step: never within 0.05 of each other."""
+    return (RNG.integers(-20, 20, a_shape) * 0.1 + 0.05, RNG.integers(-20, 20, b_shape) * 0.1)
+
+
+def _binary_first(op, a_values, b_values, head, create_graph=False):
+    a, b = nd.array(a_values, dtype=np.float64), nd.array(b_values, dtype=np.float64)
+    a.attach_grad()
+    b.attach_grad()
+    with autograd.record():
+        y = dagnet.ndarray.invoke(op, [a, b])
+        grads = autograd.grad(y, [a, b], head_grads=nd.array(head, dtype=np.float64),
+                              create_graph=create_graph)
+    return (a, b), grads
+
+
+@pytest.mark.parametrize("shapes", [((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 1), (1, 3))])
+@pytest.mark.parametrize("key", sorted(BINARY))
+def test_binary_second_derivatives_match_central_differences(engine, key, shapes):
+    low, high = BINARY[key]
+    av, bv = RNG.uniform(low, high, shapes[0]), RNG.uniform(low, high, shapes[1])
+    if key in ("maximum", "minimum"):  # keep the operands apart (the kink is where they tie)
+        av, bv = _apart(shapes[0], shapes[1])
+    out_shape = np.broadcast_shapes(*shapes)
+    op = FLAVOURS[key] if shapes[0] == shapes[1] else f"broadcast_{key}"
+    head = RNG.standard_normal(out_shape)
+    ga, gb = RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1])
+    (a, b), (da, db) = _binary_first(op, av, bv, head, create_graph=True)
+    with autograd.record():
+        second = autograd.grad([da, db], [a, b], head_grads=[nd.array(ga, dtype=np.float64),
+                                                             nd.array(gb, dtype=np.float64)])
+
+    def contracted(a_values, b_values):
+        da, db = _binary_first(op, a_values, b_values, head)[1]
+        return float((da.asnumpy() * ga).sum() + (db.asnumpy() * gb).sum())
+
+    np.testing.assert_allclose(second[0].asnumpy(), _central(lambda v: contracted(v, bv), av),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(second[1].asnumpy(), _central(lambda v: contracted(av, v), bv),
+                               rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("key", sorted(BINARY))
+def test_binary_gradient_of_the_head_gradient(engine, key):
+    """The first gradients are linear in the head gradient: their derivative with respect
+    to it is the partial derivatives themselves."""
+    low, high = BINARY[key]
+    av, bv = RNG.uniform(low, high, (2, 3)), RNG.uniform(low, high, (2, 3))
+    if key in ("maximum", "minimum"):
+        av, bv = _apart((2, 3), (2, 3))
+    a, b = nd.array(av, dtype=np.float64), nd.array(bv, dtype=np.float64)
+    head = nd.array(RNG.standard_normal((2, 3)), dtype=np.float64)
+    for array in (a, b, head):
+        array.attach_grad()
+    with autograd.record():
+        y = dagnet.ndarray.invoke(FLAVOURS[key], [a, b])
+        da, db = autograd.grad(y, [a, b], head_grads=head * 1.0, create_graph=True)
+        total = (da + db).sum()
+    total.backward()
+    (_, _), (ones_a, ones_b) = _binary_first(FLAVOURS[key], av, bv, np.ones((2, 3)))
+    np.testing.assert_allclose(head.grad.asnumpy(), ones_a.asnumpy() + ones_b.asnumpy(),
+                               rtol=1e-12)

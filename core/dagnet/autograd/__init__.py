@@ -16,7 +16,11 @@ operator -- the same gradient rules the executor uses -- through the engine.
 Training mode (``record()``, ``train_mode()``) is what kernels see as
 ``OpContext.is_train``.  ``Function`` subclasses add differentiable functions
 with a hand-written ``backward``.  ``get_symbol`` turns a recorded computation
-into a Symbol.  Higher-order gradients (``create_graph=True``) are not available.
+into a Symbol.  ``grad(..., create_graph=True)`` records the backward pass, so
+gradients can be differentiated again (higher-order gradients) through every
+operator whose backward operator declares a gradient rule of its own (a
+``ComposedGradient``: the element-wise unary, binary and scalar families,
+``add_n``, ``FullyConnected``, ``Dropout``).
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from dagnet.operator import (
     REQUIRED,
     XP,
     Case,
+    ComposedGradient,
     Domain,
     Field,
     Gradient,
@@ -36,6 +37,7 @@ from dagnet.operator import (
 )
 
 from . import _sampling as S
+from . import _second_order as second_order
 from ._common import (
     backward_op,
     broadcast_shape,
@@ -96,6 +98,8 @@ class Binary:
     ``ufunc``: for floating inputs and output of one dtype, the kernel calls
     ``xp.<ufunc>(lhs, rhs, out=out)`` instead of computing a temporary and
     copying it: half the memory traffic on large arrays.
+    ``second``: the gradient rule of the backward op (a ``ComposedGradient`` function,
+    see ``_second_order``), for gradients of gradients; None: it has none.
     """
 
     forward: Fn
@@ -108,6 +112,7 @@ class Binary:
     values: Values = _floats()
     lhs_full: bool = False  # the sampler needs lhs at the broadcast (output) shape
     ufunc: str | None = None  # xp ufunc that writes float results straight into the output
+    second: Fn | None = None  # the backward op's composed gradient rule
 
 
 def _cmp(fn: Fn, word: str) -> Binary:
@@ -124,16 +129,17 @@ def _logical(fn: Fn, word: str) -> Binary:
 
 FUNCTIONS: dict[str, Binary] = {
     "add": Binary(lambda xp, a, b: a + b, np.add, head_only=True, ufunc="add",
-                  d_lhs=lambda xp, a, b: 1, d_rhs=lambda xp, a, b: 1,
+                  d_lhs=lambda xp, a, b: 1, d_rhs=lambda xp, a, b: 1, second=second_order.add,
                   desc="Sum: ``out = lhs + rhs``.  Gradients ``dy`` and ``dy``."),
     "sub": Binary(lambda xp, a, b: a - b, np.subtract, head_only=True, ufunc="subtract",
-                  d_lhs=lambda xp, a, b: 1, d_rhs=lambda xp, a, b: -1,
+                  d_lhs=lambda xp, a, b: 1, d_rhs=lambda xp, a, b: -1, second=second_order.sub,
                   desc="Difference: ``out = lhs - rhs``.  Gradients ``dy`` and ``-dy``."),
     "mul": Binary(lambda xp, a, b: a * b, np.multiply, ufunc="multiply",
-                  d_lhs=lambda xp, a, b: b, d_rhs=lambda xp, a, b: a,
+                  d_lhs=lambda xp, a, b: b, d_rhs=lambda xp, a, b: a, second=second_order.mul,
                   desc="Product: ``out = lhs * rhs``.  Gradients ``rhs dy`` and ``lhs dy``."),
     "div": Binary(c_divide, np.divide, values=_floats(rhs_away=(0.0,)), ufunc="divide",
                   d_lhs=lambda xp, a, b: 1 / b, d_rhs=lambda xp, a, b: -a / (b * b),
+                  second=second_order.div,
                   desc="Quotient: ``out = lhs / rhs`` (integers truncate toward zero).  Gradients "
                        "``dy / rhs`` and ``-lhs dy / rhs^2``."),
     "mod": Binary(python_mod, python_mod_reference, values=_mod_values, lhs_full=True,
@@ -143,16 +149,18 @@ FUNCTIONS: dict[str, Binary] = {
                        "``-floor(lhs / rhs) dy`` (undefined where the quotient is an integer)."),
     "power": Binary(lambda xp, a, b: xp.power(a, b), np.power, values=_power_values,
                     d_lhs=lambda xp, a, b: b * xp.power(a, b - 1),
-                    d_rhs=lambda xp, a, b: xp.power(a, b) * xp.log(a),
+                    d_rhs=lambda xp, a, b: xp.power(a, b) * xp.log(a), second=second_order.power,
                     desc="Power: ``out = lhs ^ rhs`` (NaN for a negative base and a fractional "
                          "exponent).  Gradients ``rhs lhs^(rhs-1) dy`` and "
                          "``lhs^rhs ln(lhs) dy``."),
     "maximum": Binary(lambda xp, a, b: xp.maximum(a, b), np.maximum, values=_apart, ufunc="maximum",
                       d_lhs=lambda xp, a, b: a >= b, d_rhs=lambda xp, a, b: a < b,
+                      second=second_order.maximum,
                       desc="Element-wise maximum.  The gradient goes to lhs where lhs >= rhs (ties "
                            "included, as MXNet), to rhs elsewhere."),
     "minimum": Binary(lambda xp, a, b: xp.minimum(a, b), np.minimum, values=_apart, ufunc="minimum",
                       d_lhs=lambda xp, a, b: a <= b, d_rhs=lambda xp, a, b: a > b,
+                      second=second_order.minimum,
                       desc="Element-wise minimum.  The gradient goes to lhs where lhs <= rhs (ties "
                            "included, as MXNet), to rhs elsewhere."),
     "hypot": Binary(lambda xp, a, b: xp.hypot(a, b), np.hypot, values=_floats(rhs_away=(0.0,)),
@@ -233,7 +241,10 @@ def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) ->
         domain=Domain(sample, reference=reference))
     if fn.zero_grad:
         return [forward]
-    return [forward, backward_op(name, forward.params, len(uses), 2, backward)]
+    backward_record = backward_op(name, forward.params, len(uses), 2, backward)
+    if fn.second is not None:
+        backward_record.gradient = ComposedGradient(fn.second, ("out_grad", "in_data"))
+    return [forward, backward_record]
 
 
 #: (function, elemwise name and aliases, broadcast name and aliases) -- MXNet's spellings
@@ -283,6 +294,10 @@ def _add_n_back(attrs, ctx, inputs, req, outputs):
         put(out, r, inputs[0])
 
 
+_add_n_backward = backward_op("add_n", AddNParam, 1, lambda attrs: attrs.num_args, _add_n_back)
+_add_n_backward.gradient = ComposedGradient(second_order.add_n, ("out_grad", "in_data"))
+
+
 def _add_n_sample(draw):
     shape = S.shape(draw)
     n = S.integer(draw, 1, 4, "num_args")
@@ -301,5 +316,5 @@ OPS += [
        description="Sum of ``num_args`` arrays of one shape and dtype, element-wise "
                    "(``ElementWiseSum``; what gradient aggregation uses).  Gradient: ``dy`` to "
                    "every input."),
-    backward_op("add_n", AddNParam, 1, lambda attrs: attrs.num_args, _add_n_back),
+    _add_n_backward,
 ]
