@@ -320,9 +320,10 @@ class TrackedEngine(Engine):
             if reason:
                 raise EngineDeadlockError(reason)
             return
-        if not var._pending and not var._granted:
-            # nothing pushed so far uses the variable (a push registers before it
-            # returns, and a function leaves _granted only once it has run): no wait
+        if self._ask(lambda: not var._pending and not var._granted):
+            # nothing pushed so far uses the variable (asked under the lock, once every
+            # earlier push is registered; a function leaves _granted only once it has
+            # run): no signalling block, no thread hand-off
             return
         event = threading.Event()
         # The waiter queues as a writer, so it is granted only after every
