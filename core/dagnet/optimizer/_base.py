@@ -1,20 +1,8 @@
-"""Optimizers (MXNet's ``mx.optimizer``): the rules that turn a gradient into a
-weight update, and the :class:`Updater` that keeps each weight's state.
-
-Every update runs through a registered update operator (``sgd_update``,
-``sgd_mom_update``, ``adam_update``) with ``out=weight``, so the weight and
-the optimizer state are mutated in place through the engine, asynchronously,
-like any other operator::
-
-    import dagnet as mx
-    opt = mx.optimizer.create("sgd", learning_rate=0.1, momentum=0.9)
-    updater = mx.optimizer.get_updater(opt)
-    updater(0, grad, weight)        # index, gradient, weight (NDArrays)
-"""
+"""The optimizer base class, its registry, and the :class:`Updater` that keeps each
+weight's state."""
 
 from __future__ import annotations
 
-import math
 import pickle
 import warnings
 from collections.abc import Mapping, Sequence
@@ -22,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from . import ndarray
-from ._argcheck import ArgumentTypeError, integer, real
-from ._errors import DagnetError, ParamError, UnknownNameError
-from .lr_scheduler import LRScheduler
+from .. import ndarray
+from .._argcheck import ArgumentTypeError, integer, real
+from .._errors import DagnetError, UnknownNameError
+from ..lr_scheduler import LRScheduler
 
-__all__ = ["Optimizer", "SGD", "Adam", "Updater", "register", "create", "get_updater",
+__all__ = ["Optimizer", "Updater", "register", "create", "get_updater",
            "UnknownOptimizerError", "LRSchedulerConflict"]
 
 
@@ -268,88 +256,6 @@ def _scheduler(owner: str, lr_scheduler: Any) -> LRScheduler | None:
 
 register = Optimizer.register
 create = Optimizer.create_optimizer
-
-
-@register
-class SGD(Optimizer):
-    """Stochastic gradient descent, with momentum and weight decay.
-
-    With ``g = clip(rescale_grad * grad, clip_gradient) + wd * weight``:
-    without momentum, ``weight -= lr * g`` (``sgd_update``); with it, the state
-    ``mom = momentum * mom - lr * g`` and ``weight += mom`` (``sgd_mom_update``).
-    Weight decay is added after clipping.  ``lazy_update`` matters only for
-    row-sparse gradients, which dagnet does not have; it is passed on to the operators.
-    """
-
-    def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.momentum = real("SGD", "momentum", momentum, minimum=0.0)
-        self.lazy_update = bool(lazy_update)
-
-    def create_state(self, index: Any, weight: Any) -> Any:
-        """A zero momentum like ``weight``, or ``None`` without momentum."""
-        if self.momentum == 0.0:
-            return None
-        return ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype)
-
-    def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        """One SGD step on ``weight`` (and ``state``, the momentum), in place."""
-        self._update_count(index)
-        kwargs = dict(lr=self._get_lr(index), wd=self._get_wd(index),
-                      rescale_grad=self.rescale_grad, lazy_update=self.lazy_update,
-                      **self._clip_kwargs())
-        if state is None:
-            ndarray.sgd_update(weight, grad, out=weight, **kwargs)
-        else:
-            ndarray.sgd_mom_update(weight, grad, state, out=weight, momentum=self.momentum,
-                                   **kwargs)
-
-
-@register
-class Adam(Optimizer):
-    """Adam (Kingma & Ba, 2014, arXiv:1412.6980).
-
-    At the weight's ``t``-th update, with
-    ``g = clip(rescale_grad * grad + wd * weight, clip_gradient)`` (weight decay
-    before clipping, unlike SGD):
-    ``m = beta1 * m + (1 - beta1) * g``, ``v = beta2 * v + (1 - beta2) * g**2``,
-    ``weight -= lr_t * m / (sqrt(v) + epsilon)``, where the bias correction is folded
-    into the rate, ``lr_t = lr * sqrt(1 - beta2**t) / (1 - beta1**t)``, so ``epsilon``
-    is not bias-corrected.  The state is ``(m, v)``; the step is ``adam_update``.
-    """
-
-    def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
-                 epsilon: float = 1e-8, lazy_update: bool = True, **kwargs: Any) -> None:
-        super().__init__(learning_rate=learning_rate, **kwargs)
-        self.beta1 = _decay_rate("beta1", beta1)
-        self.beta2 = _decay_rate("beta2", beta2)
-        self.epsilon = real("Adam", "epsilon", epsilon, minimum=0.0)
-        self.lazy_update = bool(lazy_update)
-
-    def create_state(self, index: Any, weight: Any) -> tuple[Any, Any]:
-        """Zero first and second moments ``(m, v)`` like ``weight``."""
-        return (ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype),
-                ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype))
-
-    def update(self, index: Any, weight: Any, grad: Any, state: tuple[Any, Any]) -> None:
-        """One Adam step on ``weight`` and its moments ``state``, in place."""
-        self._update_count(index)
-        t = self._index_update_count[index]
-        lr = self._get_lr(index) * math.sqrt(1.0 - self.beta2**t) / (1.0 - self.beta1**t)
-        mean, var = state
-        ndarray.adam_update(weight, grad, mean, var, out=weight, lr=lr, wd=self._get_wd(index),
-                            beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon,
-                            rescale_grad=self.rescale_grad, lazy_update=self.lazy_update,
-                            **self._clip_kwargs())
-
-
-def _decay_rate(name: str, value: Any) -> float:
-    value = real("Adam", name, value, minimum=0.0)
-    if value >= 1.0:
-        # The bias correction divides by 1 - beta1**t, and beta2 = 1 never updates v.
-        raise ParamError(f"Adam: {name} must be in [0, 1), got {value}; the usual values are "
-                         f"beta1=0.9, beta2=0.999")
-    return value
 
 
 class Updater:
