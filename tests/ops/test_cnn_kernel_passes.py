@@ -10,6 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
+import dagnet
 from dagnet.operator import OpReqType
 from dagnet_ops.nn import _im2col, batch_norm, convolution, pooling
 
@@ -77,7 +78,13 @@ def _bn_inputs(shape, axis, dtype=np.float32, seed=0):
                                         ((2, 3, 2, 4, 3), 1)])
 @pytest.mark.parametrize("is_train", [True, False])
 @pytest.mark.parametrize("fix_gamma", [True, False])
-def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma):
+@pytest.mark.parametrize("threads", [1, 3])
+def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma, threads):
+    with dagnet.config.set(cpu_kernel_threads=threads):
+        _check_batch_norm(shape, axis, is_train, fix_gamma)
+
+
+def _check_batch_norm(shape, axis, is_train, fix_gamma):
     x, gamma, beta, mm, mv = _bn_inputs(shape, axis)
     params = {"fix_gamma": fix_gamma, "axis": axis, "eps": 1e-3, "momentum": 0.9}
     attrs = batch_norm.BatchNormParam.parse("BatchNorm", params)
@@ -159,3 +166,28 @@ def test_convolution_writes_into_its_output():
     via_op = np.empty_like(out)
     convolution._forward(attrs, _Ctx(True), [x, w, b], [W], [via_op])
     np.testing.assert_allclose(via_op, out + b.reshape(1, 4, 1, 1), rtol=1e-6)
+
+
+@pytest.mark.parametrize("act_type", ["relu", "tanh"])
+def test_activation_in_pieces_over_threads_matches_one_pass(act_type):
+    from dagnet_ops.nn import activation
+
+    attrs = activation.ActivationParam.parse("Activation", {"act_type": act_type})
+    rs = np.random.RandomState(0)
+    x = rs.standard_normal(3 * activation._PIECE + 7).astype(np.float32)
+    dy = rs.standard_normal(x.shape).astype(np.float32)
+    results = []
+    for threads in (1, 3):
+        with dagnet.config.set(cpu_kernel_threads=threads):
+            y, dx = np.empty_like(x), np.empty_like(x)
+            activation._activation_forward(attrs, _Ctx(True), [x], [W], [y])
+            activation._activation_backward(attrs, _Ctx(True), [dy, y], [W], [dx])
+            inplace = x.copy()  # the output over the input, as the executor may plan it
+            activation._activation_forward(attrs, _Ctx(True), [inplace], [OpReqType.INPLACE],
+                                           [inplace])
+            np.testing.assert_array_equal(inplace, y)
+            results.append((y, dx))
+    want = np.maximum(x, 0) if act_type == "relu" else np.tanh(x)
+    np.testing.assert_allclose(results[1][0], want, rtol=1e-6)
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])

@@ -12,6 +12,7 @@ from dagnet.operator import (
     REQUIRED,
     XP,
     Case,
+    ComposedGradient,
     Domain,
     Field,
     Gradient,
@@ -24,7 +25,8 @@ from dagnet.operator import (
 from dagnet.resource import ResourceRequest
 
 from .._draw import Draw
-from ._common import erf, reduce_to, set_shape
+from ._common import each, erf, reduce_to, sample_spans, set_shape, threads_for
+from ._second_order import activation_backward_gradient
 
 __all__ = ["OPS"]
 
@@ -55,23 +57,44 @@ class ActivationParam(Params):
     act_type = Field(str, REQUIRED, "the activation function", choices=sorted(_ACTIVATIONS))
 
 
+# Large arrays are cut into pieces shared out over config cpu_kernel_threads threads.
+_PIECE = 1 << 18
+
+
+def _pieces(xp, *arrays):
+    """Flat views of equally shaped C-contiguous ``arrays`` cut into pieces for the kernel
+    threads: ``(pieces, threads)``; one whole piece when threads are 1 or the arrays small
+    or not contiguous."""
+    threads = threads_for(xp)
+    size = arrays[0].size
+    if threads <= 1 or size < 2 * _PIECE or not all(a.flags.c_contiguous for a in arrays):
+        return [tuple(arrays)], 1
+    flat = [a.reshape(-1) for a in arrays]
+    return [tuple(f[a:b] for f in flat) for a, b in sample_spans(size, threads)], threads
+
+
 def _activation_forward(attrs, ctx, inputs, req, outputs):
     xp, out, r = ctx.xp, outputs[0], req[0]
     if r is OpReqType.NULL:
         return
     target = xp.empty_like(out) if r is OpReqType.ADD else out
-    _ACTIVATIONS[attrs.act_type][0](xp, inputs[0], target)
+    function = _ACTIVATIONS[attrs.act_type][0]
+    pieces, threads = _pieces(xp, inputs[0], target)
+    each(lambda p: function(xp, p[0], p[1]), pieces, threads)
     if r is OpReqType.ADD:
         out += target
 
 
 def _activation_backward(attrs, ctx, inputs, req, outputs):
     xp, (dy, y), out, r = ctx.xp, inputs, outputs[0], req[0]
-    derivative = _ACTIVATIONS[attrs.act_type][1](xp, y)
+    if r is OpReqType.NULL:
+        return
+    derivative = _ACTIVATIONS[attrs.act_type][1]
     if r is OpReqType.ADD:
-        out += dy * derivative
-    elif r is not OpReqType.NULL:
-        xp.multiply(dy, derivative, out=out)
+        out += dy * derivative(xp, y)
+        return
+    pieces, threads = _pieces(xp, dy, y, out)
+    each(lambda p: xp.multiply(p[0], derivative(xp, p[1]), out=p[2]), pieces, threads)
 
 
 def _activation_sample(draw):
@@ -109,7 +132,8 @@ The gradient is computed from the output alone (ReLU's gradient at 0 is 0).""",
 
 BackwardActivation = Op(
     "_backward_Activation", params=ActivationParam, num_inputs=2,
-    compute={XP: _activation_backward}, inplace=[(0, 0)], is_backward=True, forward_op="Activation",
+    compute={XP: _activation_backward}, gradient=ComposedGradient(activation_backward_gradient),
+    inplace=[(0, 0)], is_backward=True, forward_op="Activation",
 )
 
 
@@ -244,6 +268,7 @@ output ``mask``), otherwise their mean, with ``mask`` zero.""",
     num_outputs=lambda a: 2 if a.act_type == "rrelu" else 1,
     input_names=lambda a: ["data", "gamma"] if a.act_type == "prelu" else ["data"],
     output_names=lambda a: ["output", "mask"] if a.act_type == "rrelu" else ["output"],
+    input_init={"gamma": '["Constant", {"value": 0.25}]'},  # MXNet's starting prelu slope
     infer_shape=_leaky_infer_shape,
     compute={XP: _leaky_forward},
     gradient=Gradient("_backward_LeakyReLU", uses=("out_grad", "in_data", "out_data")),
