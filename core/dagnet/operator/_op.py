@@ -10,7 +10,7 @@ domain the conformance suite samples from.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,6 +204,11 @@ class Op:
         None  # the parameter that counts variadic inputs (Concat: num_args)
     )
     aliases: tuple[str, ...] = ()
+    # How a variable feeding an input should be initialized unless it says otherwise:
+    # input name -> an initializer's dumps() (LeakyReLU's prelu slope starts at 0.25);
+    # composing a symbol sets the variable's ``__init__`` (MXNet's
+    # FSetInputVarAttrOnCompose).
+    input_init: Mapping[str, str] = field(default_factory=dict)
 
     # -- attributes as functions of the parameters ------------------------------
     def parse_params(self, kwargs: dict[str, Any]) -> Params:

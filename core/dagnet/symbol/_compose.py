@@ -144,5 +144,8 @@ def apply_op(called: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
                 raise OperatorError(f"operator {op.name!r}: input {i} is missing")
             var = Node(None, f"{node_name}_{input_names[i]}", attr={**strings, **node_attr})
             slots[i] = (var, 0)
+        init = op.input_init.get(input_names[i])
+        if init is not None and slots[i][0].op is None:  # a variable without its own
+            slots[i][0].attr.setdefault("__init__", init)
     node = Node(op, node_name, strings, attrs, slots, node_attr)
     return Symbol([(node, i) for i in range(node.num_visible_outputs())])

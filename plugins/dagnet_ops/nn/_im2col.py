@@ -25,12 +25,10 @@ from __future__ import annotations
 
 import itertools
 import math
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import Any
 
-from dagnet import config
+from ._common import each, sample_spans, threads_for
 
 __all__ = [
     "pad_spatial", "windows", "scatter_windows", "kernel_first", "window_count",
@@ -43,29 +41,6 @@ BLOCK_BYTES = 8 << 20
 _FLAT_OVERHEAD = 1.25
 # A 1x1 convolution's per-sample matrix product needs no copy when outputs are this many.
 _POINTWISE_MIN = 256
-
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def kernel_threads() -> int:
-    """How many threads a kernel may use now (``config cpu_kernel_threads``)."""
-    return config.get("cpu_kernel_threads")
-
-
-def _each(work: Callable[[Any], Any], items: Sequence, threads: int) -> list:
-    """``[work(item) for item in items]``, over up to ``threads`` threads."""
-    if threads <= 1 or len(items) <= 1:
-        return [work(item) for item in items]
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool._max_workers < threads:
-            _pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="dagnet-kernel")
-        pool = _pool
-    futures = [pool.submit(work, item) for item in items[1:]]
-    first = work(items[0])  # the calling thread takes a share too
-    return [first] + [f.result() for f in futures]
 
 
 def window_count(size: int, kernel: int, stride: int, dilate: int = 1) -> int:
@@ -206,16 +181,6 @@ def _pointwise(kernel, stride, pad, positions):
         and positions >= _POINTWISE_MIN
 
 
-def _threads(xp) -> int:
-    return kernel_threads() if getattr(xp, "__name__", "") == "numpy" else 1
-
-
-def _spans(n: int, threads: int) -> list[tuple[int, int]]:
-    """``n`` samples cut into ``threads`` nearly equal runs."""
-    step = -(-n // max(1, threads))
-    return [(a, min(a + step, n)) for a in range(0, n, step)]
-
-
 def _result(xp, out, shape, dtype):
     """``out`` when it can take the result as it is (C-contiguous, of ``shape`` and
     ``dtype``, not overlapping the inputs), else a new array."""
@@ -232,14 +197,14 @@ def conv_forward(xp, x, w, stride, dilate, pad, groups, out=None):
     n, f = x.shape[0], w.shape[0]
     filters = w.reshape(groups, f // groups, -1)
     positions = math.prod(x.shape[2:])
-    threads = _threads(xp)
+    threads = threads_for(xp)
     dtype = xp.result_type(x, w)
     if _pointwise(w.shape[2:], stride, pad, positions):  # one product per sample, no copies
         xs = x.reshape(n, groups, -1, positions)
         y = _result(xp, out, (n, f) + tuple(x.shape[2:]), dtype)
         ys = y.reshape(n, groups, f // groups, positions)
-        _each(lambda span: xp.matmul(filters, xs[span[0]:span[1]], out=ys[span[0]:span[1]]),
-              _spans(n, threads), threads)
+        each(lambda span: xp.matmul(filters, xs[span[0]:span[1]], out=ys[span[0]:span[1]]),
+              sample_spans(n, threads), threads)
         return y
     plan = _Columns(x.shape, w.shape[2:], stride, dilate, pad, x.dtype.itemsize, threads=threads)
     y = _result(xp, out, (n, f) + plan.out, dtype)
@@ -249,7 +214,7 @@ def conv_forward(xp, x, w, stride, dilate, pad, groups, out=None):
         cols = plan.matrix(xp, x[a:b]).reshape(groups, -1, (b - a) * plan.length)
         y[a:b] = plan.to_outputs(xp.matmul(filters, cols).reshape(f, -1), b - a)
 
-    _each(block, plan.blocks(), threads)
+    each(block, plan.blocks(), threads)
     return y
 
 
@@ -264,7 +229,7 @@ def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups):
     """The gradient of :func:`conv_forward` with respect to the filters."""
     n, f = x.shape[0], w_shape[0]
     positions = math.prod(x.shape[2:])
-    threads = _threads(xp)
+    threads = threads_for(xp)
     if _pointwise(w_shape[2:], stride, pad, positions):
         xs = x.reshape(n, groups, -1, positions)
         dys = dy.reshape(n, groups, f // groups, positions)
@@ -275,7 +240,7 @@ def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups):
                 dw += xp.matmul(dys[i], xs[i].swapaxes(1, 2))
             return dw
 
-        return _sum(_each(samples, _spans(n, threads), threads)).reshape(w_shape)
+        return _sum(each(samples, sample_spans(n, threads), threads)).reshape(w_shape)
     plan = _Columns(x.shape, w_shape[2:], stride, dilate, pad, x.dtype.itemsize, threads=threads)
 
     def block(span):
@@ -286,7 +251,7 @@ def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups):
 
     # Each thread adds up its own blocks; the threads' sums are added at the end.
     chunks = [plan.blocks()[i::threads] for i in range(min(threads, len(plan.blocks())))]
-    parts = _each(lambda spans: _sum([block(span) for span in spans]), chunks, threads)
+    parts = each(lambda spans: _sum([block(span) for span in spans]), chunks, threads)
     return _sum(parts).reshape(w_shape)
 
 
@@ -310,13 +275,13 @@ def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out=None):
     kernel, out, sizes = tuple(w.shape[2:]), tuple(dy.shape[2:]), tuple(x_shape[2:])
     filters_t = w.reshape(groups, f // groups, -1).swapaxes(1, 2)  # (G, C/G * prod(K), F/G)
     positions = math.prod(out)
-    threads = _threads(xp)
+    threads = threads_for(xp)
     if _pointwise(kernel, stride, pad, positions) and out == sizes:
         dys = dy.reshape(n, groups, f // groups, positions)
         dx = _result(xp, result, tuple(x_shape), xp.result_type(dy, w))
         dxs = dx.reshape(n, groups, c // groups, positions)
-        _each(lambda span: xp.matmul(filters_t, dys[span[0]:span[1]], out=dxs[span[0]:span[1]]),
-              _spans(n, threads), threads)
+        each(lambda span: xp.matmul(filters_t, dys[span[0]:span[1]], out=dxs[span[0]:span[1]]),
+              sample_spans(n, threads), threads)
         return dx
     reach = tuple(d * (k - 1) for d, k in zip(dilate, kernel))
     if all(s == 1 for s in stride) and all(p <= r for p, r in zip(pad, reach)) and \
@@ -336,5 +301,5 @@ def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out=None):
         for t, tap in enumerate(plan.taps):
             target[(slice(None), slice(None)) + _tap_slices(tap, dilate, stride, out)] += cols[:, t]
 
-    _each(block, plan.blocks(), threads)
+    each(block, plan.blocks(), threads)
     return padded[(slice(None), slice(None)) + plan._inside()]

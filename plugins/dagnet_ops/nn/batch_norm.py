@@ -19,7 +19,7 @@ from dagnet.operator import (
 )
 
 from .._draw import Draw
-from ._common import set_shape
+from ._common import each, sample_spans, set_shape, threads_for
 
 __all__ = ["OPS"]
 
@@ -86,10 +86,12 @@ def _uses_batch_stats(attrs, ctx):
 
 # The kernels view the data as (outer, C, inner) around the channel axis: per-channel sums
 # then reduce the contiguous inner axis first (numpy's pairwise summation), and each pass
-# over the data is one ufunc call writing into a buffer that is reused.
+# over the data is one ufunc call writing into the output's buffer.  With config
+# cpu_kernel_threads above 1 every pass is split over runs of the outer axis.
 def _three_d(x, axis):
     outer = int(np.prod(x.shape[:axis], dtype=np.int64))
-    return x.reshape(outer, x.shape[axis], -1)
+    inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    return x.reshape(outer, x.shape[axis], inner)
 
 
 def _accumulator(dtype):
@@ -104,7 +106,10 @@ def _channel_sum(v3):
 
 def _channel_dot(xp, a3, b3):
     """Per-channel sums of ``a3 * b3``, both ``(outer, C, inner)``."""
-    return xp.einsum("ocp,ocp->c", a3, b3, dtype=_accumulator(a3.dtype))
+    acc = _accumulator(a3.dtype)
+    if acc != a3.dtype:
+        return xp.einsum("ocp,ocp->c", a3, b3, dtype=acc)
+    return xp.einsum("ocp,ocp->c", a3, b3)
 
 
 def _target(xp, out, r):
@@ -117,34 +122,54 @@ def _finish(out, r, value):
         out += value
 
 
+def _total(parts):
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
 def _forward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     x, gamma, beta, moving_mean, moving_var = inputs
     axis = _channel_axis(attrs, x.ndim)
     x3 = _three_d(x, axis)
-    count = x.size // max(1, x.shape[axis])
-    if _uses_batch_stats(attrs, ctx):
-        mean = _channel_sum(x3) / max(1, count)
-        centered = x3 - mean[:, None]
-        var = _channel_dot(xp, centered, centered) / max(1, count)
+    count = max(1, x.size // max(1, x.shape[axis]))
+    threads = threads_for(xp)
+    spans = [slice(a, b) for a, b in sample_spans(x3.shape[0], threads)] or [slice(None)]
+    target = _target(xp, outputs[0], req[0]) if req[0] is not OpReqType.NULL else \
+        xp.empty(x.shape, dtype=x.dtype)
+    t3 = target.reshape(x3.shape)
+    batch_stats = _uses_batch_stats(attrs, ctx)
+    if batch_stats:
+        mean = _total(each(lambda sp: _channel_sum(x3[sp]), spans, threads)) / count
+    else:
+        mean = moving_mean.astype(x.dtype)
+    shift = mean.astype(x.dtype)[:, None]
+
+    def center(sp):  # the centered data goes into the output, its squares are summed
+        xp.subtract(x3[sp], shift, out=t3[sp])
+        return _channel_dot(xp, t3[sp], t3[sp]) if batch_stats else None
+
+    squares = each(center, spans, threads)
+    if batch_stats:
+        var = _total(squares) / count
         # The moving averages follow each training batch (MXNet's CPU kernel applies the same
         # update in its backward pass; cuDNN's, like this one, in the forward pass).
         moving_mean[...] = moving_mean * attrs.momentum + mean * (1 - attrs.momentum)
         moving_var[...] = moving_var * attrs.momentum + var * (1 - attrs.momentum)
     else:
-        mean, var = moving_mean.astype(x.dtype), moving_var.astype(x.dtype)
-        centered = None
+        var = moving_var.astype(x.dtype)
     invstd = (1 / xp.sqrt(var + attrs.eps)).astype(mean.dtype)
-    scale = invstd if attrs.fix_gamma else invstd * gamma
+    scale = (invstd if attrs.fix_gamma else invstd * gamma).astype(x.dtype)[:, None]
+    offset = beta.astype(x.dtype)[:, None]
+
+    def affine(sp):
+        xp.multiply(t3[sp], scale, out=t3[sp])
+        xp.add(t3[sp], offset, out=t3[sp])
+
     if req[0] is not OpReqType.NULL:
-        target = _target(xp, outputs[0], req[0])
-        t3 = target.reshape(x3.shape)
-        if centered is None:
-            xp.subtract(x3, mean.astype(x.dtype)[:, None], out=t3)
-        else:
-            t3[...] = centered
-        xp.multiply(t3, scale.astype(x.dtype)[:, None], out=t3)
-        xp.add(t3, beta.astype(x.dtype)[:, None], out=t3)
+        each(affine, spans, threads)
         _finish(outputs[0], req[0], target)
     assign(outputs[1], req[1], mean)
     assign(outputs[2], req[2], invstd)  # as MXNet, the "var" output is 1 / sqrt(var + eps)
@@ -157,27 +182,45 @@ def _backward(attrs, ctx, inputs, req, outputs):
     _, mean, invstd = inputs[-3:]
     axis = _channel_axis(attrs, x.ndim)
     x3, dy3 = _three_d(x, axis), _three_d(dy, axis)
-    if not _uses_batch_stats(attrs, ctx):
+    batch_stats = _uses_batch_stats(attrs, ctx)
+    if not batch_stats:
         mean = moving_mean.astype(x.dtype)
         invstd = 1 / xp.sqrt(moving_var.astype(x.dtype) + attrs.eps)
-    centered = x3 - mean.astype(x.dtype)[:, None]
-    dbeta = _channel_sum(dy3)
-    dgamma = _channel_dot(xp, dy3, centered) * invstd  # sum(dy * xhat)
+    threads = threads_for(xp)
+    spans = [slice(a, b) for a, b in sample_spans(x3.shape[0], threads)] or [slice(None)]
+    # The centered data is kept in the data gradient's buffer until the last pass.
+    target = _target(xp, outputs[0], req[0]) if req[0] is not OpReqType.NULL else \
+        xp.empty(x.shape, dtype=x.dtype)
+    t3 = target.reshape(x3.shape)
+    shift = mean.astype(x.dtype)[:, None]
+
+    def sums(sp):
+        xp.subtract(x3[sp], shift, out=t3[sp])
+        return _channel_sum(dy3[sp]), _channel_dot(xp, dy3[sp], t3[sp])
+
+    parts = each(sums, spans, threads)
+    dbeta = _total([p[0] for p in parts])
+    dgamma = _total([p[1] for p in parts]) * invstd  # sum(dy * xhat)
     scale = invstd if attrs.fix_gamma else invstd * gamma
     if req[0] is not OpReqType.NULL:
-        target = _target(xp, outputs[0], req[0])
-        t3 = target.reshape(x3.shape)
-        if _uses_batch_stats(attrs, ctx):
+        if batch_stats:
             # dx = scale * (dy - dbeta/count - xhat * dgamma/count), one pass per term
-            count = max(1, x.size // x.shape[axis])
-            slope = (-scale * invstd * dgamma / count).astype(x.dtype)
-            shift = (-scale * dbeta / count).astype(x.dtype)
-            xp.multiply(centered, slope[:, None], out=centered)
-            xp.multiply(dy3, scale.astype(x.dtype)[:, None], out=t3)
-            xp.add(t3, centered, out=t3)
-            xp.add(t3, shift[:, None], out=t3)
+            count = max(1, x.size // max(1, x.shape[axis]))
+            slope = (-scale * invstd * dgamma / count).astype(x.dtype)[:, None]
+            offset = (-scale * dbeta / count).astype(x.dtype)[:, None]
         else:
-            xp.multiply(dy3, scale.astype(x.dtype)[:, None], out=t3)
+            slope = offset = None
+        factor = scale.astype(x.dtype)[:, None]
+
+        def gradient(sp):
+            if not batch_stats:  # the statistics are constants: dx = dy * scale
+                xp.multiply(dy3[sp], factor, out=t3[sp])
+                return
+            xp.multiply(t3[sp], slope, out=t3[sp])
+            xp.add(t3[sp], offset, out=t3[sp])
+            xp.add(t3[sp], dy3[sp] * factor, out=t3[sp])
+
+        each(gradient, spans, threads)
         _finish(outputs[0], req[0], target)
     assign(outputs[1], req[1], 0 if attrs.fix_gamma else dgamma)
     assign(outputs[2], req[2], dbeta)
