@@ -206,7 +206,7 @@ def alias(*aliases: str) -> Callable[[type[Initializer]], type[Initializer]]:
     return decorate
 
 
-def create(init: Initializer | str, **kwargs: Any) -> Initializer:
+def create(init: Initializer | str, /, **kwargs: Any) -> Initializer:
     """An initializer from an instance (returned as is), a registered name
     (``create('xavier', magnitude=2)``), or the JSON of :meth:`Initializer.dumps`."""
     if isinstance(init, Initializer):

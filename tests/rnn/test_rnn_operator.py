@@ -65,3 +65,25 @@ def test_rnn_shapes_and_errors():
         mx.sym.RNN(data=data, state_size=2, num_layers=1, mode="lstm", projection_size=1)
     with pytest.raises(mx.MXNetError, match="mode"):
         mx.sym.RNN(data=data, state_size=2, num_layers=1, mode="elman")
+
+
+def test_fused_cell_initializes_gate_by_gate_and_trains():
+    cell = mx.rnn.FusedRNNCell(4, num_layers=1, mode="lstm", prefix="f_", forget_bias=3.0)
+    out, _ = cell.unroll(3, mx.sym.Variable("data"), layout="NTC", merge_outputs=True)
+    pred = mx.sym.FullyConnected(mx.sym.Reshape(out, shape=(-1, 4)), num_hidden=2)
+    label = mx.sym.Reshape(mx.sym.Variable("softmax_label"), shape=(-1,))
+    net = mx.sym.SoftmaxOutput(pred, label, name="softmax")
+    rng = np.random.RandomState(0)
+    x = rng.rand(32, 3, 2).astype("float32")
+    y = (x.sum(axis=2) > 1).astype("float32")
+    train = mx.io.NDArrayIter(x, y, batch_size=8)
+    mod = mx.mod.Module(net)
+    mod.bind(train.provide_data, train.provide_label)
+    mod.init_params(mx.init.Xavier())
+    parts = cell.unpack_weights(mod.get_params()[0])
+    np.testing.assert_array_equal(parts["f_l0_i2h_f_bias"].asnumpy(), 3.0)
+    np.testing.assert_array_equal(parts["f_l0_h2h_i_bias"].asnumpy(), 0.0)
+    assert np.abs(parts["f_l0_i2h_c_weight"].asnumpy()).sum() > 0
+    mod.fit(train, num_epoch=6, optimizer="adam", optimizer_params={"learning_rate": 0.05},
+            force_init=False)
+    assert mod.score(train, "acc")[0][1] > 0.8
