@@ -191,3 +191,21 @@ def test_activation_in_pieces_over_threads_matches_one_pass(act_type):
     np.testing.assert_allclose(results[1][0], want, rtol=1e-6)
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+def test_same_pooling_gives_one_window_per_stride_step():
+    x = np.arange(11, dtype=np.float32).reshape(1, 1, 11)
+    for kind, want in [("max", [2, 4, 6, 8, 10, 10]), ("sum", [3, 9, 15, 21, 27, 10])]:
+        attrs = pooling.PoolingParam.parse("Pooling", {
+            "kernel": (3,), "stride": (2,), "pad": (0, 0, 0), "pool_type": kind,
+            "pooling_convention": "same"})
+        y = np.empty((1, 1, 6), np.float32)
+        pooling._forward(attrs, _Ctx(True), [x], [W], [y])
+        np.testing.assert_array_equal(y.reshape(-1), want)
+    from dagnet import ShapeError
+    with pytest.raises(ShapeError, match="1-D"):
+        pooling._geometry(pooling.PoolingParam.parse("Pooling", {
+            "kernel": (2, 2), "pooling_convention": "same"}), (1, 1, 4, 4))
+    with pytest.raises(ShapeError, match="without pad"):
+        pooling._geometry(pooling.PoolingParam.parse("Pooling", {
+            "kernel": (2,), "pad": (1,), "pooling_convention": "same"}), (1, 1, 4))

@@ -24,7 +24,8 @@ class PoolingParam(Params):
     global_pool = Field(bool, False, "pool each channel whole (kernel, stride and pad are ignored)")
     cudnn_off = Field(bool, False, "accepted for MXNet compatibility")
     pooling_convention = Field(str, "valid", "valid: only windows inside the padded input; full: "
-                                             "also a last partial window (ceil instead of floor)",
+                                             "also a last partial window (ceil instead of floor); "
+                                             "same (1-D, no pad): ceil(size / stride) windows",
                                choices=("full", "same", "valid"))
     stride = Field(Shape, (), "window step per spatial axis (default 1)")
     pad = Field(Shape, (), "implicit padding on both sides of each spatial axis (default 0)")
@@ -46,11 +47,15 @@ def _geometry(attrs, shape):
         raise ShapeError(f"operator 'Pooling', input 'data': a {len(kernel)}-D kernel {kernel} "
                          f"needs {len(kernel) + 2}-D data (batch, channel, spatial...), got shape "
                          f"{tuple(shape)}")
-    if attrs.pooling_convention == "same":
-        raise ShapeError("operator 'Pooling': pooling_convention='same' is not supported by dagnet "
-                         "(MXNet has it for 1-D max pooling only); use 'valid' or 'full'")
     stride = spatial(attrs.stride, nd, 1, "Pooling", "stride")
-    pad = spatial(attrs.pad, nd, 0, "Pooling", "pad")
+    same = attrs.pooling_convention == "same"
+    # MXNet checks 'same' pooling for pad=(0, 0, 0) whatever the kernel's dimensions
+    zeros = same and not any(attrs.pad)
+    pad = (0,) * nd if zeros else spatial(attrs.pad, nd, 0, "Pooling", "pad")
+    if same and (nd != 1 or any(pad)):
+        raise ShapeError(f"operator 'Pooling', input 'data': pooling_convention='same' pools 1-D "
+                         f"data (batch, channel, x) without pad, as in MXNet; got shape "
+                         f"{tuple(shape)} with pad {pad}; use 'valid' or 'full' otherwise")
     out = []
     for size, k, s, p in zip(sizes, kernel, stride, pad):
         if not size:
@@ -60,7 +65,11 @@ def _geometry(attrs, shape):
             raise ShapeError(f"operator 'Pooling', input 'data': kernel {kernel} is larger than "
                              f"the padded input (shape {tuple(shape)}, pad {pad})")
         span = size + 2 * p - k
-        out.append((span + s - 1) // s + 1 if attrs.pooling_convention == "full" else span // s + 1)
+        if same:  # one window per stride step, the last ones cut short by the end
+            out.append(-(-size // s))
+        else:
+            out.append((span + s - 1) // s + 1 if attrs.pooling_convention == "full"
+                       else span // s + 1)
     return kernel, stride, pad, tuple(out)
 
 
@@ -244,7 +253,8 @@ Pooling = Op(
 maximum); ``avg``: the window mean, dividing by the positions inside the padded
 input (``count_include_pad``, default) or inside the input; ``sum``; ``lp``:
 ``(sum x^p)^(1/p)`` with ``p_value``.  ``pooling_convention='valid'`` keeps whole
-windows (``floor``), ``'full'`` adds a last partial window (``ceil``).
+windows (``floor``), ``'full'`` adds a last partial window (``ceil``),
+``'same'`` (1-D data, no pad) gives ``ceil(size / stride)`` windows.
 ``global_pool`` pools each channel to 1x...x1.""",
     params=PoolingParam,
     input_names=["data"],
