@@ -49,6 +49,7 @@ _LAZY_SUBMODULES = {
     "contrib",
     "engine",
     "executor",
+    "gluon",
     "init",
     "initializer",
     "io",

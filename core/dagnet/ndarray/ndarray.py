@@ -8,3 +8,6 @@ from ._ndarray import NDArray
 __all__ = ["NDArray", "py_slice"]
 
 py_slice = slice  # Python's slice, under the name MXNet's module gives it
+
+# MXNet's storage-type ids by name (dagnet stores every array densely, as 'default')
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}

@@ -1,0 +1,178 @@
+"""What a hybridized block runs: its traced symbol bound once per input signature and
+run through dagnet's planned executor (MXNet's ``CachedOp``).
+
+A call outside ``autograd.record()`` copies the data into a bound executor, runs its
+forward pass and returns copies of the outputs.  Inside ``record()`` the whole graph
+is one recorded node (an :class:`autograd.Function`) whose gradient runs the
+executor's backward pass, so a hybridized block trains exactly as its imperative
+run does.  Executors are kept per signature (shapes, dtypes, context, and the
+parameter arrays they are bound to); an executor whose forward pass awaits its
+backward pass is not lent to another call until that backward ran or its recorded
+node died.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+from .. import autograd
+from ..ndarray import NDArray
+from ..runtime import in_graph
+from ._errors import GluonValueError
+
+__all__ = ["CachedOp"]
+
+
+class _Bound:
+    """One executor and whether a recorded call still needs its state."""
+
+    __slots__ = ("executor", "busy", "generation", "data_arrays", "grad_of")
+
+    def __init__(self, executor: Any, data_arrays: list[NDArray], grad_of: list[Any]):
+        self.executor = executor
+        self.busy = False
+        self.generation = 0  # how many calls it served: a recorded call's state is current
+        self.data_arrays = data_arrays
+        self.grad_of = grad_of
+
+
+class CachedOp:
+    """A symbol run as one operation on NDArrays: ``op(*data, *params)``.
+
+    ``data_names`` name the symbol's data inputs, ``param_names`` its parameters (both
+    arguments and auxiliary states); a call passes the arrays in that order.
+    ``static_alloc`` and ``static_shape`` are accepted as in MXNet: dagnet always keeps
+    the memory of a signature's executor between calls."""
+
+    def __init__(self, sym: Any, data_names: Sequence[str], param_names: Sequence[str],
+                 flags: Sequence[tuple[str, Any]] = ()):
+        self.symbol = sym
+        self.data_names = list(data_names)
+        self.param_names = list(param_names)
+        self.flags = dict(flags)
+        self._arg_names = sym.list_arguments()
+        self._aux_names = sym.list_auxiliary_states()
+        known = set(self.data_names) | set(self.param_names)
+        missing = [n for n in self._arg_names + self._aux_names if n not in known]
+        if missing:
+            raise GluonValueError(f"CachedOp: the symbol's inputs {missing} are neither data "
+                                  f"nor parameters; name every input in data_names or "
+                                  f"param_names")
+        self._aux_set = set(self._aux_names)
+        self._executors: dict[tuple, list[_Bound]] = {}
+
+    def __call__(self, *arrays: NDArray) -> list[NDArray]:
+        count = len(self.data_names) + len(self.param_names)
+        if len(arrays) != count:
+            raise GluonValueError(f"CachedOp: expected {count} arrays ({len(self.data_names)} "
+                                  f"data, {len(self.param_names)} parameters), got "
+                                  f"{len(arrays)}")
+        for name, array in zip(self.data_names + self.param_names, arrays):
+            if not isinstance(array, NDArray):
+                raise GluonValueError(f"CachedOp: input {name!r} must be an NDArray, got "
+                                      f"{type(array).__name__}")
+        data = list(arrays[:len(self.data_names)])
+        params = dict(zip(self.param_names, arrays[len(self.data_names):]))
+        recording = autograd.is_recording()
+        # inputs the recorded node differentiates: data in a graph, trainable parameters
+        needs_grad = tuple(recording and in_graph(a) for a in data) + tuple(
+            recording and name not in self._aux_set and in_graph(params[name])
+            for name in self.param_names)
+        bound = self._acquire(data, params, needs_grad)
+        if not recording or not any(needs_grad):
+            try:
+                return self._forward(bound, data)
+            finally:
+                bound.busy = False
+        inputs = data + [params[n] for n in self.param_names if n not in self._aux_set]
+        function = _GraphFunction(self, bound)
+        outputs = function(*inputs)
+        return [outputs] if isinstance(outputs, NDArray) else list(outputs)
+
+    def _forward(self, bound: _Bound, data: list[NDArray]) -> list[NDArray]:
+        for source, target in zip(data, bound.data_arrays):
+            source.copyto(target)
+        outputs = bound.executor.forward(is_train=autograd.is_training())
+        return [out.copy() for out in outputs]
+
+    def _acquire(self, data: list[NDArray], params: dict[str, NDArray],
+                 needs_grad: tuple[bool, ...]) -> _Bound:
+        ctx = data[0].context if data else next(iter(params.values())).context
+        key = (ctx, needs_grad,
+               tuple((a.shape, a.dtype) for a in data),
+               tuple(id(params[n]) for n in self.param_names))
+        pool = self._executors.setdefault(key, [])
+        for bound in pool:
+            if not bound.busy:
+                bound.busy = True
+                bound.generation += 1
+                return bound
+        if not pool:  # parameters changed arrays: forget executors bound to the old ones
+            for old in [k for k in self._executors if k[:3] == key[:3] and k != key]:
+                del self._executors[old]
+        bound = self._bind(ctx, data, params, needs_grad)
+        bound.busy = True
+        pool.append(bound)
+        return bound
+
+    def _bind(self, ctx: Any, data: list[NDArray], params: dict[str, NDArray],
+              needs_grad: tuple[bool, ...]) -> _Bound:
+        from .. import ndarray
+
+        data_arrays = [ndarray.zeros(a.shape, ctx=ctx, dtype=a.dtype) for a in data]
+        values = dict(zip(self.data_names, data_arrays))
+        values.update(params)
+        wants = dict(zip(self.data_names + [n for n in self.param_names
+                                            if n not in self._aux_set], needs_grad))
+        args = {n: values[n] for n in self._arg_names}
+        grads = {n: ndarray.zeros(values[n].shape, ctx=ctx, dtype=values[n].dtype)
+                 for n in self._arg_names if wants.get(n)}
+        reqs = {n: "write" if n in grads else "null" for n in self._arg_names}
+        aux = {n: values[n] for n in self._aux_names}
+        executor = self.symbol.bind(ctx, args, args_grad=grads or None, grad_req=reqs,
+                                    aux_states=aux)
+        inputs = self.data_names + [n for n in self.param_names if n not in self._aux_set]
+        grad_of = [grads.get(n) if n in self._arg_names else None for n in inputs]
+        return _Bound(executor, data_arrays, grad_of)
+
+
+class _GraphFunction(autograd.Function):
+    """The recorded node of one call: forward runs the executor, backward its backward."""
+
+    def __init__(self, op: CachedOp, bound: _Bound):
+        super().__init__()
+        self._op = op
+        self._bound = bound
+        self._generation = bound.generation
+        self._finalizer = weakref.finalize(self, _release, bound)
+        self._input_meta: list[tuple] = []
+
+    def forward(self, *inputs: NDArray) -> Any:
+        outputs = self._op._forward(self._bound, list(inputs[:len(self._op.data_names)]))
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def backward(self, *output_grads: NDArray) -> Any:
+        from .. import ndarray
+
+        bound = self._bound
+        if bound.generation != self._generation:
+            raise GluonValueError("this recorded call of a hybridized block cannot be "
+                                  "differentiated any more: its executor has run another call "
+                                  "since; run backward before calling the block again")
+        bound.executor.backward(out_grads=list(output_grads), is_train=True)
+        results = [grad.copy() if grad is not None else
+                   ndarray.zeros(shape, ctx=ctx, dtype=dtype)
+                   for grad, (shape, ctx, dtype) in zip(bound.grad_of, self._input_meta)]
+        # free for the next call; a second backward (retain_graph) works until one comes
+        bound.busy = False
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def __call__(self, *inputs: NDArray) -> Any:
+        self._input_meta = [(a.shape, a.context, a.dtype) for a in inputs]
+        return super().__call__(*inputs)
+
+
+def _release(bound: _Bound) -> None:
+    bound.busy = False
