@@ -125,7 +125,8 @@ def test_plan_backward_runs_composed_rules_only_for_callers_that_run_them():
 
 def test_every_covered_backward_op_declares_a_composed_rule():
     binary = [f"{flavour}_{key}" for key in BINARY for flavour in ("broadcast",)]
-    for name in [*UNARY, *FLAVOURS.values(), *binary, "add_n", "FullyConnected", "Dropout"]:
+    for name in [*UNARY, *FLAVOURS.values(), *binary, "add_n", "FullyConnected", "Dropout",
+                 "Activation", "dot", "batch_dot"]:
         op = dagnet.operator.get_op(name)
         assert isinstance(dagnet.operator.get_op(op.gradient.backward).gradient,
                           ComposedGradient), name
@@ -222,6 +223,28 @@ def test_a_gradient_reached_along_two_paths_is_summed_in_the_graph(engine):
                                * np.exp(values), rtol=1e-12)
     np.testing.assert_allclose(second.asnumpy(), 2 * np.cos(values) * np.exp(values),
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("act_type", ["relu", "sigmoid", "tanh", "softrelu", "softsign"])
+def test_activation_second_derivative_matches_central_differences(engine, act_type):
+    values = RNG.uniform(-2, 2, (2, 3))
+    values[np.abs(values) < 0.05] = 0.3  # off relu's and softsign's kink
+    head1, head2 = RNG.standard_normal(values.shape), RNG.standard_normal(values.shape)
+
+    def first(vals, create_graph=False):
+        x = nd.array(vals, dtype=np.float64)
+        x.attach_grad()
+        with autograd.record():
+            y = nd.Activation(x, act_type=act_type)
+        return x, autograd.grad(y, x, head_grads=nd.array(head1, dtype=np.float64),
+                                create_graph=create_graph)[0]
+
+    x, grad = first(values, create_graph=True)
+    with autograd.record():
+        second = autograd.grad(grad, x, head_grads=nd.array(head2, dtype=np.float64))[0]
+    numeric = (first(values + EPS)[1].asnumpy() - first(values - EPS)[1].asnumpy()) \
+        / (2 * EPS) * head2
+    np.testing.assert_allclose(second.asnumpy(), numeric, rtol=1e-5, atol=1e-7)
 
 
 def test_the_gradient_of_a_linear_op_is_in_the_graph_with_a_zero_second_derivative(engine):
@@ -329,12 +352,12 @@ def _apart(a_shape, b_shape):
     return (RNG.integers(-20, 20, a_shape) * 0.1 + 0.05, RNG.integers(-20, 20, b_shape) * 0.1)
 
 
-def _binary_first(op, a_values, b_values, head, create_graph=False):
+def _binary_first(op, a_values, b_values, head, create_graph=False, params=None):
     a, b = nd.array(a_values, dtype=np.float64), nd.array(b_values, dtype=np.float64)
     a.attach_grad()
     b.attach_grad()
     with autograd.record():
-        y = dagnet.ndarray.invoke(op, [a, b])
+        y = dagnet.ndarray.invoke(op, [a, b], params)
         grads = autograd.grad(y, [a, b], head_grads=nd.array(head, dtype=np.float64),
                               create_graph=create_graph)
     return (a, b), grads
@@ -347,17 +370,33 @@ def test_binary_second_derivatives_match_central_differences(engine, key, shapes
     av, bv = RNG.uniform(low, high, shapes[0]), RNG.uniform(low, high, shapes[1])
     if key in ("maximum", "minimum"):  # keep the operands apart (the kink is where they tie)
         av, bv = _apart(shapes[0], shapes[1])
-    out_shape = np.broadcast_shapes(*shapes)
     op = FLAVOURS[key] if shapes[0] == shapes[1] else f"broadcast_{key}"
+    _check_mixed(op, {}, av, bv, np.broadcast_shapes(*shapes))
+
+
+@pytest.mark.parametrize("op,params,shapes", [
+    ("dot", {}, ((2, 3), (3, 4))), ("dot", {"transpose_a": True}, ((3, 2), (3, 4))),
+    ("dot", {"transpose_b": True}, ((2, 3, 2), (4, 2))), ("dot", {}, ((3,), (3,))),
+    ("batch_dot", {}, ((2, 2, 3), (2, 3, 2))), ("batch_dot", {"transpose_b": True},
+                                                ((2, 2, 3), (2, 4, 3)))])
+def test_product_second_derivatives_match_central_differences(engine, op, params, shapes):
+    av, bv = RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1])
+    out_shape = dagnet.ndarray.invoke(op, [nd.array(av), nd.array(bv)], params).shape
+    _check_mixed(op, params, av, bv, out_shape)
+
+
+def _check_mixed(op, params, av, bv, out_shape):
+    """The second derivatives of ``op(a, b)``'s gradients (contracted with random head
+    gradients), with respect to both operands, against central differences."""
     head = RNG.standard_normal(out_shape)
-    ga, gb = RNG.standard_normal(shapes[0]), RNG.standard_normal(shapes[1])
-    (a, b), (da, db) = _binary_first(op, av, bv, head, create_graph=True)
+    ga, gb = RNG.standard_normal(av.shape), RNG.standard_normal(bv.shape)
+    (a, b), (da, db) = _binary_first(op, av, bv, head, create_graph=True, params=params)
     with autograd.record():
         second = autograd.grad([da, db], [a, b], head_grads=[nd.array(ga, dtype=np.float64),
                                                              nd.array(gb, dtype=np.float64)])
 
     def contracted(a_values, b_values):
-        da, db = _binary_first(op, a_values, b_values, head)[1]
+        da, db = _binary_first(op, a_values, b_values, head, params=params)[1]
         return float((da.asnumpy() * ga).sum() + (db.asnumpy() * gb).sum())
 
     np.testing.assert_allclose(second[0].asnumpy(), _central(lambda v: contracted(v, bv), av),

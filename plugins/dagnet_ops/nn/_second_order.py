@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["fully_connected_backward_gradient", "dropout_backward_gradient"]
+__all__ = ["fully_connected_backward_gradient", "dropout_backward_gradient",
+           "activation_backward_gradient"]
 
 
 def _as_matrix(F: Any, array: Any, attrs: Any, features: int) -> Any:
@@ -52,3 +53,28 @@ def dropout_backward_gradient(F: Any, attrs: Any, out_grads: list, inputs: list,
     no gradient through its hidden mask output), so neither gets one."""
     g, mask = out_grads[0], inputs[2]
     return [F.elemwise_mul(g, mask) if needed[0] else None, None, None]
+
+
+# the derivative, with respect to the output y, of each activation's dy/dx (as a function of y)
+_ACTIVATION_SECOND = {
+    "relu": lambda F, y: None,  # piecewise constant
+    "sigmoid": lambda F, y: F._rminus_scalar(F._mul_scalar(y, scalar=2.0), scalar=1.0),
+    "tanh": lambda F, y: F._mul_scalar(y, scalar=-2.0),
+    "softrelu": lambda F, y: F.exp(F.negative(y)),  # d(1 - e^-y) = e^-y
+    "softsign": lambda F, y: F._mul_scalar(  # d((1 - |y|)^2) = -2 sign(y) (1 - |y|)
+        F.elemwise_mul(F.sign(y), F._rminus_scalar(F.abs(y), scalar=1.0)), scalar=-2.0),
+}
+
+
+def activation_backward_gradient(F: Any, attrs: Any, out_grads: list, inputs: list,
+                                 outputs: Any, needed: list) -> list:
+    """The gradient of ``_backward_Activation(dy, y) = dy * d(y)``: ``dy`` gets the backward
+    op itself on the head gradient ``g``, ``y`` gets ``g * dy * d'(y)``."""
+    g, (dy, y) = out_grads[0], inputs
+    d_dy = F.call("_backward_Activation", [g, y], attrs, like=[dy]) if needed[0] else None
+    d_y = None
+    if needed[1]:
+        second = _ACTIVATION_SECOND[attrs.act_type](F, y)
+        if second is not None:
+            d_y = F.elemwise_mul(F.elemwise_mul(g, dy), second)
+    return [d_dy, d_y]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["add", "sub", "mul", "div", "power", "maximum", "minimum", "add_n"]
+__all__ = ["add", "sub", "mul", "div", "power", "maximum", "minimum", "add_n", "bilinear"]
 
 
 def _sum_to(F: Any, x: Any, like: Any) -> Any:
@@ -110,3 +110,24 @@ def add_n(F: Any, attrs: Any, out_grads: list, inputs: list, outputs: Any, neede
     """``_backward_add_n(dy)`` copies ``dy`` to every input: ``dy`` gets the sum of the
     head gradients."""
     return [F.add_n(*out_grads) if needed[0] else None]
+
+
+def bilinear(backward: str):
+    """The rule of the backward op ``backward`` of a bilinear product ``y = P(a, b)``
+    (``dot``, ``batch_dot``), which writes ``(Da(dy, b), Db(a, dy))``: the gradient with head
+    gradients ``(ga, gb)`` is ``P(ga, b) + P(a, gb)`` for ``dy``, ``Da(dy, gb)`` for ``a`` and
+    ``Db(ga, dy)`` for ``b`` -- the product and its backward op again, so every order works."""
+    forward = backward[len("_backward_"):]
+
+    def compose(F: Any, attrs: Any, out_grads: list, inputs: list, outputs: Any,
+                needed: list) -> list:
+        (ga, gb), (dy, a, b) = out_grads, inputs
+        params = attrs.to_dict()
+        params = {k: v for k, v in params.items() if v is not None}
+        d_dy = (F.elemwise_add(getattr(F, forward)(ga, b, **params),
+                               getattr(F, forward)(a, gb, **params)) if needed[0] else None)
+        d_a = F.call(backward, [dy, a, gb], attrs, like=[a, gb])[0] if needed[1] else None
+        d_b = F.call(backward, [dy, ga, b], attrs, like=[ga, b])[1] if needed[2] else None
+        return [d_dy, d_a, d_b]
+
+    return compose

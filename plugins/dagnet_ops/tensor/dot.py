@@ -10,14 +10,16 @@ last axis.  Two vectors give shape ``(1,)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params
+from dagnet.operator import XP, Case, ComposedGradient, Domain, Field, Gradient, Op, Params
 
 from . import _sampling as S
 from ._common import backward_op, known, put, shape_error, with_attrs
+from ._second_order import bilinear
 
 
 class DotParam(Params):
@@ -154,7 +156,8 @@ OPS: list[Op] = [
                    "over lhs's first axis instead (its other axes lead the output), transpose_b "
                    "over rhs's last axis.  Both operands share a dtype, kept by the output.  "
                    "Gradients: ``dy . rhs^T`` and ``lhs^T . dy`` in the same views."),
-    backward_op("dot", DotParam, 3, 2, _dot_back),
+    replace(backward_op("dot", DotParam, 3, 2, _dot_back),
+            gradient=ComposedGradient(bilinear("_backward_dot"))),
     Op("batch_dot", params=DotParam, num_inputs=2, input_names=["lhs", "rhs"],
        infer_shape=_batch_infer, compute={XP: _batch_dot},
        gradient=Gradient("_backward_batch_dot", ("out_grad", "in_data")),
@@ -164,5 +167,6 @@ OPS: list[Op] = [
                    "transpose_b swap the last two axes of an operand first.  Both operands "
                    "share a dtype, kept by the output.  Gradients: ``dy rhs^T`` and ``lhs^T dy`` "
                    "per batch."),
-    backward_op("batch_dot", DotParam, 3, 2, _batch_dot_back),
+    replace(backward_op("batch_dot", DotParam, 3, 2, _batch_dot_back),
+            gradient=ComposedGradient(bilinear("_backward_batch_dot"))),
 ]
