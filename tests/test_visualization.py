@@ -70,7 +70,7 @@ def test_plot_network_builds_a_digraph():
     source = dot.source
     assert "Convolution" in source and "3x3/1, 4" in source
     assert "fc1_weight" not in source  # weights hidden by default
-    assert "4x6x6" in source and "float32" in source
+    assert "4x6x6(float32)" in source
     shown = mx.viz.plot_network(small_net(), hide_weights=False).source
     assert "conv1 -> data" in shown
 

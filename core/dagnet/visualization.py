@@ -92,7 +92,6 @@ def print_summary(symbol: Symbol, shape: Mapping[str, Any] | None = None,
     layers = {0} | {head[0] for head in graph["heads"]}
     if positions[-1] <= 1:
         positions = [int(line_length * p) for p in positions]
-    outputs_of = _outputs_per_node(symbol, nodes)
 
     def row(fields: Sequence[Any]) -> None:
         line = ""
@@ -101,11 +100,12 @@ def print_summary(symbol: Symbol, shape: Mapping[str, Any] | None = None,
             line = line.ljust(end)
         print(line)
 
-    def shape_of(index: int, output: int = 0) -> tuple:
+    def shape_of(index: int) -> tuple:
+        # as MXNet's table: a layer's shape is that of its single output (none shown for a
+        # layer with several, and they add no input channels to the layers reading them)
         if shapes is None:
             return ()
-        key = _entry_key(nodes[index], output, outputs_of[index])
-        return tuple(shapes.get(key, ())[1:])
+        return tuple(shapes.get(_entry_key(nodes[index]), ())[1:])
 
     print("_" * line_length)
     row(["Layer (type)", "Output Shape", "Param #", "Previous Layer"])
@@ -115,11 +115,11 @@ def print_summary(symbol: Symbol, shape: Mapping[str, Any] | None = None,
     for position, index in enumerate(shown):
         node = nodes[index]
         previous, channels = [], 0
-        for source, output, *_ in node.get("inputs", []):
+        for source, *_ in node.get("inputs", []):
             if nodes[source]["op"] == "null" and source not in layers:
                 continue  # weights and data are not layers
             previous.append(nodes[source]["name"])
-            in_shape = shape_of(source, output)
+            in_shape = shape_of(source)
             if in_shape:
                 channels += int(in_shape[0])
         out_shape = shape_of(index) if (node["op"] != "null" or index in layers) else ()
@@ -247,11 +247,11 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf",
             if parent["name"] in hidden:
                 continue
             key = _entry_key(parent, output, outputs_of[source])
-            label = []
+            label = ""  # MXNet's: the shape, then the dtype in brackets ("3x8x8(float32)")
             if shapes is not None and key in shapes:
-                label.append("x".join(str(d) for d in shapes[key][1:]))
+                label = "x".join(str(d) for d in shapes[key][1:])
             if types is not None and key in types:
-                label.append(getattr(types[key], "__name__", str(types[key])))
+                label += f"({getattr(types[key], '__name__', str(types[key]))})"
             dot.edge(tail_name=node["name"], head_name=parent["name"], dir="back",
-                     arrowtail="open", label=" ".join(label))
+                     arrowtail="open", label=label)
     return dot
