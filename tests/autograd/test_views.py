@@ -51,11 +51,29 @@ def test_tuple_of_arrays_indexing_is_differentiable(engine):
     np.testing.assert_array_equal(grad, expected)
 
 
-def test_mixed_array_and_slice_index_is_refused():
-    x = nd.array(VALUES)
+@pytest.mark.parametrize("key", [([0, 1], slice(1, None)), (1, [2, 0]),
+                                 (slice(None), [0, 2], slice(1, 3)),
+                                 ([1, 0], slice(None), None, [3, 1]), (Ellipsis, [1])])
+def test_array_index_mixed_with_slices_and_integers_is_differentiable(key):
+    x = nd.array(VALUES, dtype=np.float64)
     x.attach_grad()
-    with autograd.record(), pytest.raises(autograd.NotDifferentiableError, match="nd.take"):
-        x[[0, 1], 1:]
+    with autograd.record():
+        y = x[key]
+    np.testing.assert_array_equal(y.asnumpy(), VALUES[key])
+    head = np.arange(1.0, y.size + 1).reshape(y.shape)
+    y.backward(nd.array(head, dtype=np.float64))
+    expected = np.zeros_like(VALUES)
+    np.add.at(expected, key, head)  # repeated positions add up
+    np.testing.assert_array_equal(x.grad.asnumpy(), expected)
+
+
+def test_copying_a_recorded_array_into_another_is_refused_as_mxnet_does():
+    x, y = nd.zeros((2, 3)), nd.ones((2, 3))
+    y.attach_grad()
+    with autograd.record():
+        for write in (lambda: x.__setitem__(0, y[0]), lambda: x.__setitem__([1], y[:1])):
+            with pytest.raises(autograd.AutogradError, match="Inplace operations"):
+                write()
 
 
 def test_reshape_copy_and_astype_are_differentiable(engine):

@@ -4,9 +4,10 @@ operator (``x[key]``, ``reshape``, ``copy``, ``astype``).
 Outside a graph those methods share memory or push a plain copy.  For an array
 in a live graph, while recording, they go through registered operators
 instead (``slice`` + ``Reshape``, ``take``, ``gather_nd``, ``_copy``,
-``Cast``), so the result is recorded and gradients flow back, as in MXNet.
-Not differentiable: a mix of integer arrays with slices or integers in one
-index (raises), and copies to another device (the copy is out of the graph).
+``Cast``), so the result is recorded and gradients flow back, as in MXNet; an
+index mixing integer arrays with slices or integers takes the flat positions
+numpy selects.  Not differentiable: copies to another device (the copy is out of
+the graph).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import numpy as np
 
 from .. import ndarray as nd
 from ..ndarray import NDArray, invoke, is_basic_key
-from ._errors import NotDifferentiableError
 
 __all__ = ["getitem", "reshape", "copy", "astype"]
 
@@ -74,10 +74,7 @@ def _basic(array: NDArray, key: Any) -> NDArray:
 def _advanced(array: NDArray, key: Any) -> NDArray:
     items = key if isinstance(key, tuple) else (key,)
     if not all(isinstance(item, (NDArray, list, np.ndarray)) for item in items):
-        raise NotDifferentiableError(
-            f"indexing a recorded array with {key!r:.80} (integer arrays mixed with slices or "
-            f"integers) is not differentiable in dagnet; split it into a slice and an array "
-            f"index, or use nd.take / nd.gather_nd / nd.pick")
+        return _mixed(array, items)
     host = [item.asnumpy() if isinstance(item, NDArray) else np.asarray(item) for item in items]
     host = [np.asarray(h, dtype=np.int64) for h in host]
     probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), array._shape,
@@ -90,6 +87,18 @@ def _advanced(array: NDArray, key: Any) -> NDArray:
     stacked = np.stack([h % array._shape[i] for i, h in enumerate(np.broadcast_arrays(*host))])
     indices = nd.array(stacked, ctx=ctx, dtype=np.int64)
     return invoke("gather_nd", [array, indices])
+
+
+def _mixed(array: NDArray, items: tuple) -> NDArray:
+    """Integer arrays mixed with slices, integers, None or Ellipsis: numpy decides which
+    flat positions the index selects, in the result's shape, and ``take`` picks them
+    from the flattened array (its gradient scatters back)."""
+    host = tuple(np.asarray(item.asnumpy(), dtype=np.int64) if isinstance(item, NDArray)
+                 else np.asarray(item) if isinstance(item, list) else item for item in items)
+    positions = np.arange(array.size, dtype=np.int64).reshape(array._shape)[host]
+    flat = invoke("Reshape", [array], {"shape": (-1,)})
+    indices = nd.array(positions, ctx=array.context, dtype=np.int64)
+    return invoke("take", [flat, indices], {"axis": 0})
 
 
 def reshape(array: NDArray, shape: tuple[int, ...]) -> NDArray:

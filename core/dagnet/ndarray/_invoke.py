@@ -32,6 +32,7 @@ from ..operator import Op, OpReqType, get_op
 from ..runtime import (
     Chunk,
     bulk_or_push,
+    check_copy_from,
     check_write,
     current_engine,
     device_of,
@@ -240,7 +241,10 @@ class PreparedCall:
                     f"the operator expects {tuple(wanted)} (inputs: {self._describe(inputs)})")
         any_empty = any(0 in s for s in in_shapes)
         for index, shape in enumerate(outs):
-            if shape is None or (0 in shape and not any_empty):
+            # a 0 computed from known inputs is a real size (one_hot with depth=0), as in
+            # MXNet's imperative calls; without inputs it can only be an unknown size
+            if shape is None or any(d < 0 for d in shape) or \
+                    (0 in shape and not any_empty and not in_shapes):
                 raise ShapeError(
                     f"operator {name!r}: cannot infer the shape of output {index} "
                     f"(got {shape}) from inputs {self._describe(inputs) or 'none'} and "
@@ -578,6 +582,8 @@ def assign(target: NDArray, value: Any, owned: bool = False) -> None:
                              f"shape {target._shape}")
         if value is target:
             return
+        if mode.recording:
+            check_copy_from(value)
         if value._chunk.dev is not dev:
             value = value.copyto(dev.ctx)
         source = value._xp()
@@ -660,6 +666,8 @@ def scatter(target: NDArray, key: Any, value: Any) -> None:
         if not _assignable(value._shape, part):
             raise ValueError(f"cannot assign an NDArray of shape {value._shape} to a part of "
                              f"shape {part}")
+        if mode.recording:
+            check_copy_from(value)
         if value._chunk.dev is not dev:
             value = value.copyto(dev.ctx)
         source, overlap = value._xp(), value._chunk is target._chunk

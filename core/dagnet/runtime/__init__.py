@@ -42,6 +42,7 @@ from ._tape import (
     GRAD_REQS,
     AutogradError,
     Variable,
+    check_copy_from,
     check_write,
     entry_of,
     forget_chunk,
@@ -53,7 +54,8 @@ from ._tape import (
 __all__ = [
     "AutogradError", "Chunk", "Device", "EngineFunction", "Feature", "Features", "GRAD_REQS",
     "Variable", "feature_list",
-    "bulk_function", "bulk_or_push", "check_write", "flush_bulk", "pushing_engine",
+    "bulk_function", "bulk_or_push", "check_copy_from", "check_write", "flush_bulk",
+    "pushing_engine",
     "unique_vars",
     "current_engine", "device_of", "entry_of", "flush_graveyard", "forget_chunk", "hooks",
     "in_graph", "install_recorder", "is_recording", "is_training", "kernel_function",

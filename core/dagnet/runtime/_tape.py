@@ -15,7 +15,7 @@ from typing import Any
 from .._errors import DagnetError
 
 __all__ = ["GRAD_REQS", "Variable", "entry_of", "in_graph", "mark_variable", "check_write",
-           "remember_chunk", "forget_chunk", "AutogradError"]
+           "check_copy_from", "remember_chunk", "forget_chunk", "AutogradError"]
 
 GRAD_REQS = ("write", "add", "null")
 
@@ -51,6 +51,17 @@ def forget_chunk(chunk: Any) -> None:
         chunk.recorded -= 1
 
 
+def check_copy_from(value: Any) -> None:
+    """Refuse copying ``value`` into another array while recording when ``value`` is in a
+    graph: the copy is not recorded, so no gradient would reach ``value``."""
+    if in_graph(value):
+        raise AutogradError(
+            f"{_INPLACE}: x[idx] = v copies v, an array of the recorded graph, without "
+            f"recording the copy, so v would get no gradient; build the result with "
+            f"operators instead (for example concat, where or slice_like), or copy it inside "
+            f"autograd.pause()")
+
+
 def entry_of(array: Any) -> tuple | None:
     """``array``'s entry in a live graph, or None."""
     entry = array.__dict__.get("_ag")
@@ -71,8 +82,12 @@ def mark_variable(array: Any, grad: Any, req: str) -> None:
     remember_chunk(array._chunk)
 
 
+_INPLACE = ("Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with "
+            "autograd")  # MXNet's words, which code written for MXNet looks for
+
 _WRITE_MESSAGE = (
-    "cannot write into an array that is part of a recorded graph ({what}) while recording: "
+    _INPLACE + ": cannot write into an array that is part of a recorded graph ({what}) while "
+    "recording: "
     "the gradient would be computed from overwritten values. Call backward() first to free "
     "the graph, or write outside the record() block (use autograd.pause()); in-place forms "
     "such as +=, *=, x[idx] = v and out=x are not allowed on such arrays inside record()")
