@@ -50,6 +50,7 @@ _LAZY_SUBMODULES = {
     "engine",
     "executor",
     "gluon",
+    "image",
     "init",
     "initializer",
     "io",
@@ -69,6 +70,7 @@ _LAZY_SUBMODULES = {
     "optimizer",
     "profiler",
     "random",
+    "recordio",
     "resource",
     "rnn",
     "runtime",
@@ -84,6 +86,7 @@ _LAZY_SUBMODULES = {
 
 # Classes MXNet exposes at the top level, from the submodule that defines them.
 _LAZY_ATTRIBUTES = {"AttrScope": "attribute"}
+_LAZY_ATTRIBUTES["img"] = "image"  # mx.img: MXNet's second name for mx.image
 
 # What ``from dagnet import *`` gives: the names above and the lazy ones, except the
 # testing helpers (they import pytest and hypothesis).
