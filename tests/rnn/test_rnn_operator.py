@@ -67,6 +67,7 @@ def test_rnn_shapes_and_errors():
         mx.sym.RNN(data=data, state_size=2, num_layers=1, mode="elman")
 
 
+@pytest.mark.filterwarnings("ignore:Parameters already initialized")  # fit after init_params
 def test_fused_cell_initializes_gate_by_gate_and_trains():
     cell = mx.rnn.FusedRNNCell(4, num_layers=1, mode="lstm", prefix="f_", forget_bias=3.0)
     out, _ = cell.unroll(3, mx.sym.Variable("data"), layout="NTC", merge_outputs=True)
@@ -84,6 +85,5 @@ def test_fused_cell_initializes_gate_by_gate_and_trains():
     np.testing.assert_array_equal(parts["f_l0_i2h_f_bias"].asnumpy(), 3.0)
     np.testing.assert_array_equal(parts["f_l0_h2h_i_bias"].asnumpy(), 0.0)
     assert np.abs(parts["f_l0_i2h_c_weight"].asnumpy()).sum() > 0
-    mod.fit(train, num_epoch=6, optimizer="adam", optimizer_params={"learning_rate": 0.05},
-            force_init=False)
+    mod.fit(train, num_epoch=6, optimizer="adam", optimizer_params={"learning_rate": 0.05})
     assert mod.score(train, "acc")[0][1] > 0.8
