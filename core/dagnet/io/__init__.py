@@ -10,9 +10,18 @@
 
 from __future__ import annotations
 
+from .csv_iter import CSVIter, TextDataError
 from .data_batch import DataBatch
 from .data_desc import DataDesc
 from .data_iter import DataIter
+from .image_record_iter import (
+    ImageRecordError,
+    ImageRecordInt8Iter,
+    ImageRecordIter,
+    ImageRecordUInt8Iter,
+)
+from .libsvm_iter import LibSVMIter
+from .mnist_iter import MNISTIter
 from .ndarray_iter import NDArrayIter
 from .prefetching_iter import IteratorClosedError, PrefetchingIter
 from .resize_iter import ResizeIter
@@ -25,4 +34,12 @@ __all__ = [
     "NDArrayIter",
     "PrefetchingIter",
     "ResizeIter",
+    "CSVIter",
+    "ImageRecordError",
+    "ImageRecordInt8Iter",
+    "ImageRecordIter",
+    "ImageRecordUInt8Iter",
+    "LibSVMIter",
+    "MNISTIter",
+    "TextDataError",
 ]

@@ -1,0 +1,213 @@
+"""mx.io.ImageRecordIter: MXNet's pixels and labels, sharding, prefetching, bad input."""
+
+from __future__ import annotations
+
+import io
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import dagnet as mx
+from dagnet.recordio import IRHeader, MXIndexedRecordIO, pack
+
+FIXTURES = Path(__file__).parents[1] / "recordio" / "fixtures"
+
+
+def _png(array: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    Image.fromarray(array).save(out, format="PNG")
+    return out.getvalue()
+
+
+def _write_rec(tmp_path: Path, n: int, labels=None, size=(20, 24), bad=()) -> tuple[str, str]:
+    rng = np.random.RandomState(3)
+    rec, idx = str(tmp_path / "d.rec"), str(tmp_path / "d.idx")
+    writer = MXIndexedRecordIO(idx, rec, "w")
+    for i in range(n):
+        label = float(i) if labels is None else labels[i]
+        payload = b"broken" if i in bad else _png(
+            rng.randint(0, 256, size + (3,)).astype(np.uint8))
+        writer.write_idx(i, pack(IRHeader(0, label, i, 0), payload))
+    writer.close()
+    return rec, idx
+
+
+def _workers() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("dagnet-imagerecord")}
+
+
+def test_reads_mxnet_s_file_as_mxnet_does():
+    expected = np.load(FIXTURES / "mxnet_small_expected.npz")
+    it = mx.io.ImageRecordIter(path_imgrec=str(FIXTURES / "mxnet_single.rec"),
+                               data_shape=(3, 16, 16), batch_size=3, mean_r=5.0, std_b=2.0,
+                               preprocess_threads=2)
+    assert it.provide_data[0].shape == (3, 3, 16, 16)
+    assert it.provide_label[0].shape == (3,)
+    batches = list(it)
+    assert len(batches) == 2
+    for k, batch in enumerate(batches):
+        np.testing.assert_array_equal(batch.data[0].asnumpy(), expected[f"iter_data_{k}"])
+        np.testing.assert_array_equal(batch.label[0].asnumpy(), expected[f"iter_label_{k}"])
+        assert batch.pad == int(expected[f"iter_pad_{k}"])
+    it.close()
+
+
+def test_crop_mirror_normalize_pixels(tmp_path):
+    rec, _ = _write_rec(tmp_path, 4)
+    raw = mx.io.ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 12, 12), batch_size=4)
+    pixels = next(raw).data[0].asnumpy()
+    assert pixels.dtype == np.uint8
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 12, 12), batch_size=4,
+                               mirror=True, mean_r=1, mean_g=2, mean_b=3, std_r=2, std_g=4,
+                               std_b=8, scale=0.5)
+    got = it.next().data[0].asnumpy()
+    mean = np.array([1, 2, 3], np.float32).reshape(3, 1, 1)
+    std = np.array([2, 4, 8], np.float32).reshape(3, 1, 1)
+    np.testing.assert_allclose(got, (pixels[:, :, :, ::-1] - mean) / std * 0.5, rtol=1e-6)
+
+
+def test_seeded_augmentation_is_reproducible_and_threads_do_not_matter(tmp_path):
+    rec, idx = _write_rec(tmp_path, 10)
+
+    def run(threads, seed_aug):
+        it = mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=idx, data_shape=(3, 10, 10),
+                                   batch_size=4, rand_crop=True, rand_mirror=True,
+                                   shuffle=True, seed=5, seed_aug=seed_aug,
+                                   preprocess_threads=threads)
+        return [(b.data[0].asnumpy(), b.label[0].asnumpy()) for b in it]
+
+    one, two = run(1, 7), run(3, 7)
+    for (d1, l1), (d2, l2) in zip(one, two):
+        np.testing.assert_array_equal(d1, d2)
+        np.testing.assert_array_equal(l1, l2)
+    other = run(2, 8)
+    assert any(not np.array_equal(a[0], b[0]) for a, b in zip(one, other))
+
+
+def test_epochs_reshuffle_and_cover_every_record(tmp_path):
+    rec, idx = _write_rec(tmp_path, 9)
+    it = mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=idx, data_shape=(3, 8, 8),
+                               batch_size=3, shuffle=True, seed=1)
+    epochs = []
+    for _ in range(2):
+        epochs.append([lab for b in it for lab in b.label[0].asnumpy().tolist()])
+        it.reset()
+    assert sorted(epochs[0]) == sorted(epochs[1]) == [float(i) for i in range(9)]
+    assert epochs[0] != epochs[1]
+
+
+@pytest.mark.parametrize("use_index", [True, False])
+def test_parts_are_disjoint_and_complete(tmp_path, use_index):
+    rec, idx = _write_rec(tmp_path, 11)
+    seen = []
+    for part in range(3):
+        it = mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=idx if use_index else "",
+                                   data_shape=(3, 8, 8), batch_size=2, num_parts=3,
+                                   part_index=part, round_batch=False)
+        labels = []
+        for batch in it:
+            kept = batch.label[0].asnumpy()[:2 - batch.pad]
+            labels.extend(kept.tolist())
+        seen.append(labels)
+    flat = [x for part in seen for x in part]
+    assert sorted(flat) == [float(i) for i in range(11)]
+    assert len(flat) == len(set(flat))
+
+
+def test_round_batch_pads_from_the_start(tmp_path):
+    rec, _ = _write_rec(tmp_path, 5)
+    batches = list(mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=3))
+    assert [b.pad for b in batches] == [0, 1]
+    assert batches[1].label[0].asnumpy().tolist() == [3.0, 4.0, 0.0]
+    plain = list(mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=3,
+                                       round_batch=False))
+    assert plain[1].pad == 1 and not plain[1].data[0].asnumpy()[2].any()
+
+
+def test_multi_label_records_and_width_mismatch(tmp_path):
+    labels = [[float(i), float(i) + 0.5] for i in range(4)]
+    rec, _ = _write_rec(tmp_path, 4, labels=labels)
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                               label_width=2)
+    assert it.provide_label[0].shape == (2, 2)
+    np.testing.assert_array_equal(next(it).label[0].asnumpy(), np.array(labels[:2], np.float32))
+    it.close()
+    before = _workers()
+    bad = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2)
+    with pytest.raises(mx.MXNetError, match=r"record 0 of .*d\.rec.*2 labels.*label_width=1"):
+        next(bad)
+    assert _workers() <= before
+
+
+def test_undecodable_images_are_skipped_and_counted(tmp_path):
+    rec, _ = _write_rec(tmp_path, 6, bad={2})
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=3)
+    with pytest.warns(UserWarning, match=r"skipped record 2 of .*d\.rec"):
+        batches = list(it)
+    assert it.skipped_records == 1
+    assert batches[0].label[0].asnumpy().tolist() == [0.0, 1.0, 3.0]
+
+
+def test_truncated_file_raises_naming_file_and_record(tmp_path):
+    rec, idx = _write_rec(tmp_path, 6)
+    data = Path(rec).read_bytes()
+    Path(rec).write_bytes(data[:len(data) - 40])
+    before = _workers()
+    it = mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=idx, data_shape=(3, 8, 8),
+                               batch_size=2, preprocess_threads=2)
+    with pytest.raises(mx.MXNetError, match=r"d\.rec.*truncated.*record 5"):
+        list(it)
+    assert _workers() <= before
+    with pytest.raises(mx.MXNetError, match="truncated"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2)
+
+
+def test_bad_parameters_raise(tmp_path):
+    rec, _ = _write_rec(tmp_path, 2)
+    with pytest.raises(mx.MXNetError, match="path_imgidx .*does not exist"):
+        mx.io.ImageRecordIter(path_imgrec=rec, path_imgidx=str(tmp_path / "no.idx"),
+                              data_shape=(3, 8, 8), batch_size=2)
+    with pytest.raises(mx.MXNetError, match="data_shape"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(5, 8, 8), batch_size=2)
+    with pytest.raises(mx.MXNetError, match="max_rotate_angle"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                              max_rotate_angle=10)
+    with pytest.raises(mx.MXNetError, match="part_index"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                              num_parts=2, part_index=2)
+    with pytest.warns(UserWarning, match="and_mirror"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                              and_mirror=False).close()
+
+
+def test_small_images_are_scaled_up_and_mean_image_is_made(tmp_path):
+    rec, _ = _write_rec(tmp_path, 3, size=(6, 8))
+    mean_path = str(tmp_path / "mean.bin")
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 10, 10), batch_size=3,
+                               mean_img=mean_path)
+    assert Path(mean_path).exists()
+    data = next(it).data[0].asnumpy()
+    assert data.shape == (3, 3, 10, 10)
+    np.testing.assert_allclose(data.mean(axis=0), 0, atol=1e-3)
+    again = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 10, 10), batch_size=3,
+                                  mean_img=mean_path)
+    np.testing.assert_allclose(next(again).data[0].asnumpy(), data, atol=1e-4)
+
+
+def test_close_leaves_no_thread_behind(tmp_path):
+    rec, _ = _write_rec(tmp_path, 12)
+    before = _workers()
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                               preprocess_threads=3, prefetch_buffer=1)
+    next(it)
+    assert _workers() - before
+    it.close()
+    assert _workers() <= before
+    dropped = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                                    preprocess_threads=2, prefetch_buffer=1)
+    next(dropped)
+    del dropped  # no close(): collecting the iterator stops its threads
+    assert _workers() <= before
