@@ -110,6 +110,11 @@ def _launch(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dagnet`` console script."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["im2rec"]:  # its own parser, imported only when asked for (it loads Pillow)
+        from .image.im2rec import main as im2rec_main
+
+        return im2rec_main(argv[1:])
     parser = argparse.ArgumentParser(prog="dagnet", description="dagnet plugin and config tools")
     parser.add_argument("--version", action="version", version=f"dagnet {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -146,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--timeout", type=float, default=5.0,
                      help="seconds without a heartbeat after which a worker counts as lost")
     run.add_argument("training_command", nargs=argparse.REMAINDER, metavar="COMMAND ...")
+    commands.add_parser("im2rec", help="make image lists or pack images into RecordIO files "
+                        "(dagnet im2rec --help)")
     args = parser.parse_args(argv)
     try:
         if args.command == "launch":
