@@ -59,3 +59,38 @@ def test_host_memory_contexts_run_on_the_cpu_backend(device_type):
     x = mx.nd.ones((2, 3), ctx=ctx)
     assert x.context == ctx and (x * 2).context == ctx
     np.testing.assert_array_equal(x.copyto(mx.cpu()).asnumpy(), np.ones((2, 3)))
+
+
+def test_from_numpy_shares_memory_and_makes_the_source_read_only():
+    import gc
+
+    source = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = mx.nd.from_numpy(source)
+    with pytest.raises(ValueError):
+        source[0, 0] = 1  # writes go through dagnet now
+    x[1, 1] = 100
+    x.wait_to_read()
+    assert source[1, 1] == 100
+    np.testing.assert_array_equal((x * 2).asnumpy(), source * 2)
+    in_use = mx.storage.stats(mx.cpu()).in_use
+    del x
+    gc.collect()
+    mx.nd.waitall()
+    assert source[1, 1] == 100  # the memory stayed with its owner, not in the pool
+    assert mx.storage.stats(mx.cpu()).in_use <= in_use
+
+
+@pytest.mark.parametrize("values", [np.array(3.0), np.zeros((1, 0, 2))])
+def test_from_numpy_of_scalars_and_empty_arrays(values):
+    x = mx.nd.from_numpy(values)
+    assert x.shape == values.shape
+    np.testing.assert_array_equal(x.asnumpy(), values)
+
+
+def test_from_numpy_copies_on_request_and_refuses_strided_sources():
+    source = np.ones((2, 3))
+    copy = mx.nd.from_numpy(source, zero_copy=False)
+    source[0, 0] = 5  # still writable, and the copy does not see it
+    assert copy.asnumpy()[0, 0] == 1
+    with pytest.raises(ValueError, match="C-contiguous"):
+        mx.nd.from_numpy(np.ones((3, 2)).T)

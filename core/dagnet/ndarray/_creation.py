@@ -18,9 +18,9 @@ import numpy as np
 
 from .._errors import ContextError
 from ..context import Context, current_context
-from ..runtime import device_of
+from ..runtime import adopt_host_buffer, device_of
 from ._invoke import assign, push_copy
-from ._ndarray import NDArray, new_array
+from ._ndarray import NDArray, new_array, wrap_chunk
 
 __all__ = ["array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye", "from_numpy",
            "parse_context", "DEFAULT_DTYPE"]
@@ -168,10 +168,23 @@ def eye(N: int, M: int = 0, k: int = 0, ctx: Context | str | None = None,
 
 
 def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
-    """An NDArray with the values and dtype of a numpy array.
+    """An NDArray on the CPU with the values and dtype of a numpy array.
 
-    MXNet can share the numpy buffer (``zero_copy``); dagnet arrays live in
-    the storage manager's blocks, so the values are always copied.
+    With ``zero_copy`` (the default, as in MXNet) the NDArray uses the numpy array's
+    own memory, which must be C-contiguous; the numpy array becomes read-only, since
+    writes must go through dagnet's engine to be ordered with the operators that read
+    them.  Without it the values are copied.
     """
-    source = np.asarray(ndarray)
-    return array(source, dtype=source.dtype)
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
+    if not zero_copy:
+        return array(ndarray, dtype=ndarray.dtype)
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise ValueError("from_numpy: zero_copy needs a C-contiguous array; pass "
+                         "np.ascontiguousarray(x), or zero_copy=False to copy")
+    dev = device_of(current_context() if current_context().device_type == "cpu"
+                    else Context("cpu", 0))
+    chunk = adopt_host_buffer(ndarray, dev)
+    data = np.ndarray(ndarray.shape, ndarray.dtype, chunk.handle.data)
+    ndarray.flags["WRITEABLE"] = False
+    return wrap_chunk(chunk, 0, tuple(ndarray.shape), ndarray.dtype, None, data)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ._bulk import EngineFunction, bulk_function, unique_vars
 from ._chunk import (
     Chunk,
+    adopt_host_buffer,
     bulk_or_push,
     current_engine,
     flush_bulk,
@@ -59,6 +60,7 @@ __all__ = [
     "unique_vars",
     "current_engine", "device_of", "entry_of", "flush_graveyard", "forget_chunk", "hooks",
     "in_graph", "install_recorder", "is_recording", "is_training", "kernel_function",
-    "mark_variable", "mode", "new_chunk", "remember_chunk", "request_resources",
+    "mark_variable", "mode", "adopt_host_buffer", "new_chunk", "remember_chunk",
+    "request_resources",
     "set_recording", "set_training", "stream_scope",
 ]

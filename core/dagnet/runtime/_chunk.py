@@ -10,19 +10,23 @@ then (MXNet's ``NDArray::Chunk`` destructor does the same).
 from __future__ import annotations
 
 import atexit
+import ctypes
 import gc
 import sys
 import threading
 from typing import Any
 
+import numpy as np
+
 from .. import config as _config
 from .. import engine as _engine_module
 from ..context import Context
+from ..storage import Handle
 from ._bulk import EngineFunction, bulk_function
 from ._device import Device
 
 __all__ = ["current_engine", "pushing_engine", "bulk_or_push", "flush_bulk", "Chunk",
-           "new_chunk", "flush_graveyard"]
+           "adopt_host_buffer", "new_chunk", "flush_graveyard"]
 
 _NORMAL = _engine_module.FnProperty.NORMAL
 
@@ -171,7 +175,8 @@ atexit.register(_mark_exiting)
 def _freer(pool: Any, handles: list[Any]):
     def free(run_ctx: Any) -> None:
         for handle in handles:
-            pool.free(handle)
+            if handle.pool is pool:  # adopted memory stays with its owner
+                pool.free(handle)
 
     return free
 
@@ -216,6 +221,25 @@ class Chunk:
 
     def __repr__(self) -> str:
         return f"<Chunk {self.nbytes}B on {self.dev.ctx} var={self.var.name}>"
+
+
+def adopt_host_buffer(buffer: Any, dev: Device, eng: Any | None = None) -> Chunk:
+    """A chunk over host memory someone else owns (``buffer``: a C-contiguous numpy
+    array) on a numpy device: no pool block is taken, and when the chunk dies the memory
+    simply stays with its owner."""
+    if not dev.numpy:
+        raise ValueError(f"only a host (numpy) device can share a numpy buffer, not {dev.ctx}")
+    if buffer.nbytes:
+        # A raw view of the memory that does not inherit the owner's flags (the owner
+        # may be made read-only for its own users) and keeps the owner alive.
+        raw = (ctypes.c_uint8 * buffer.nbytes).from_address(buffer.ctypes.data)
+        raw._owner = buffer
+        flat = np.ctypeslib.as_array(raw)
+    else:
+        flat = np.empty(0, np.uint8)
+    handle = Handle(-1, flat.nbytes, flat.nbytes, dev.ctx, flat, True, None)
+    var = (eng or pushing_engine()).new_var()
+    return Chunk(handle, var, dev, flat.nbytes)
 
 
 def new_chunk(nbytes: int, dev: Device, eng: Any | None = None) -> Chunk:
