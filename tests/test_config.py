@@ -14,6 +14,7 @@ from dagnet import config
 DEFAULTS = {
     "engine": "threaded_per_device",
     "cpu_workers": 1,
+    "cpu_kernel_threads": 1,
     "gpu_workers": 1,
     "copy_workers": 1,
     "priority_workers": 1,
@@ -90,6 +91,7 @@ def test_wrong_type_names_key_value_and_type(name, value, expected):
 @pytest.mark.parametrize(("name", "value", "problem"), [
     ("cpu_workers", -1, "must be 0 (one per core) or more"),
     ("gpu_workers", 0, "must be at least 1"),
+    ("cpu_kernel_threads", 0, "must be at least 1"),
     ("temp_space_copies", 0, "must be at least 1"),
     ("storage_pool", "huge", "expected one of exact, round, unpooled"),
 ])
