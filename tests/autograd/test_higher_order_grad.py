@@ -425,3 +425,61 @@ def test_binary_gradient_of_the_head_gradient(engine, key):
     (_, _), (ones_a, ones_b) = _binary_first(FLAVOURS[key], av, bv, np.ones((2, 3)))
     np.testing.assert_allclose(head.grad.asnumpy(), ones_a.asnumpy() + ones_b.asnumpy(),
                                rtol=1e-12)
+
+
+# -- linear operators: reshapes, transposes, slices, tiles, reductions ---------------------
+LINEAR = [
+    ("Reshape", {"shape": (3, 4)}), ("Flatten", {}), ("transpose", {"axes": (2, 0, 1)}),
+    ("expand_dims", {"axis": 1}), ("slice_axis", {"axis": 1, "begin": 0, "end": 2}),
+    ("tile", {"reps": (1, 2, 1)}), ("repeat", {"repeats": 2, "axis": 1}),
+    ("sum", {"axis": 1}), ("mean", {"axis": (0, 2), "keepdims": True}), ("sum", {}),
+]
+
+
+@pytest.mark.parametrize("name,params", LINEAR)
+def test_linear_op_gradient_is_differentiable_in_its_head_gradient(engine, name, params):
+    """The gradient ``L^T(h)`` of a linear ``L`` does not depend on x, and its derivative
+    with respect to the head gradient ``h``, contracted with ``G``, is ``L(G)``."""
+    xv = RNG.standard_normal((2, 3, 2))
+    x = nd.array(xv, dtype=np.float64)
+    x.attach_grad()
+    y = dagnet.ndarray.invoke(name, [x], params)
+    head = nd.array(RNG.standard_normal(y.shape), dtype=np.float64)
+    head.attach_grad()
+    contraction = RNG.standard_normal(xv.shape)
+    with autograd.record():
+        y = dagnet.ndarray.invoke(name, [x], params)
+        gx = autograd.grad(y, x, head_grads=head * 1.0, create_graph=True)[0]
+        total = (gx * nd.array(contraction, dtype=np.float64)).sum()
+    total.backward()
+    expected = dagnet.ndarray.invoke(name, [nd.array(contraction, dtype=np.float64)], params)
+    np.testing.assert_allclose(head.grad.asnumpy(), expected.asnumpy(), rtol=1e-12)
+    with autograd.record():
+        y = dagnet.ndarray.invoke(name, [x], params)
+        gx = autograd.grad(y, x, head_grads=head, create_graph=True)[0]
+        second = autograd.grad(gx, x)[0]
+    np.testing.assert_array_equal(second.asnumpy(), np.zeros(xv.shape))
+
+
+def _penalty(xv, wv, create_graph):
+    """sum(grad_x(D)^2) for the critic D(x) = sum(tanh(FC(Flatten(x), w)) * 0.5): a gradient
+    penalty, differentiated with respect to the weight when ``create_graph``."""
+    x, w = nd.array(xv, dtype=np.float64), nd.array(wv, dtype=np.float64)
+    x.attach_grad()
+    w.attach_grad()
+    with autograd.record():
+        hidden = nd.FullyConnected(nd.Flatten(x), w, num_hidden=wv.shape[0], no_bias=True)
+        critic = (nd.tanh(hidden) * 0.5).sum()
+        gx = autograd.grad(critic, x, create_graph=create_graph)[0]
+        penalty = (gx * gx).sum()
+    if create_graph:
+        penalty.backward()
+        return w.grad.asnumpy()
+    return float(penalty.asnumpy()[0])
+
+
+def test_a_gradient_penalty_differentiates_through_the_network(engine):
+    xv, wv = RNG.standard_normal((2, 2, 2)), RNG.standard_normal((3, 4))
+    np.testing.assert_allclose(_penalty(xv, wv, True),
+                               _central(lambda v: _penalty(xv, v, False), wv),
+                               rtol=1e-6, atol=1e-8)

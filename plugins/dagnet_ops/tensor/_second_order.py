@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["add", "sub", "mul", "div", "power", "maximum", "minimum", "add_n", "bilinear"]
+__all__ = ["add", "sub", "mul", "div", "power", "maximum", "minimum", "add_n", "bilinear",
+           "linear"]
 
 
 def _sum_to(F: Any, x: Any, like: Any) -> Any:
@@ -129,5 +130,19 @@ def bilinear(backward: str):
         d_a = F.call(backward, [dy, a, gb], attrs, like=[a, gb])[0] if needed[1] else None
         d_b = F.call(backward, [dy, ga, b], attrs, like=[ga, b])[1] if needed[2] else None
         return [d_dy, d_a, d_b]
+
+    return compose
+
+
+def linear(forward: str):
+    """The rule of the backward op of ``forward``, a map linear in its one differentiable
+    input (reshapes, transposes, slices, tiles, sums, means): the backward op applies the
+    adjoint map to ``dy``, so ``dy``'s gradient is ``forward`` itself on the head gradient.
+    Inputs the backward op reads besides ``dy`` (for their shapes) get none."""
+
+    def compose(F: Any, attrs: Any, out_grads: list, inputs: list, outputs: Any,
+                needed: list) -> list:
+        first = F.call(forward, [out_grads[0]], attrs) if needed[0] else None
+        return [first] + [None] * (len(needed) - 1)
 
     return compose

@@ -25,6 +25,7 @@ import numpy as np
 from dagnet.operator import (
     XP,
     Case,
+    ComposedGradient,
     Domain,
     DType,
     Field,
@@ -38,6 +39,7 @@ from dagnet.operator import (
 )
 
 from . import _sampling as S
+from . import _second_order as second_order
 from ._common import backward_op, fixed_out_type, norm_axis, put, shape_error, with_attrs
 
 Fn = Callable[..., Any]
@@ -123,8 +125,10 @@ def _np_reduce(fn: Fn) -> Fn:
 
 
 def reduction(name: str, forward: Fn, *, desc: str, grad: Fn | None, uses: tuple[str, ...],
-              reference: Fn, values: str = "floats", aliases: tuple[str, ...] = ()) -> list[Op]:
-    """A reduction over ``axis`` and its backward.
+              reference: Fn, values: str = "floats", aliases: tuple[str, ...] = (),
+              linear: bool = False) -> list[Op]:
+    """A reduction over ``axis`` and its backward (``linear``: the reduction is linear in
+    its input, as sum and mean are, and the backward op's gradient is the reduction again).
 
     ``forward(xp, x, axes)`` returns the result with the reduced axes kept (size 1);
     ``grad(xp, g, x, y, axes)`` gets the head gradient and output reshaped the same way
@@ -152,6 +156,8 @@ def reduction(name: str, forward: Fn, *, desc: str, grad: Fn | None, uses: tuple
         put(outputs[0], req[0], xp.broadcast_to(grad(xp, g, x, y, axes), shape))
 
     ops.append(backward_op(name, ReduceAxesParam, len(uses), 1, backward))
+    if linear:
+        ops[-1].gradient = ComposedGradient(second_order.linear(name), ("out_grad", "in_data"))
     return ops
 
 
@@ -171,10 +177,11 @@ _DT = ("Output dtype = input dtype.")
 OPS: list[Op] = [
     *reduction("sum", lambda xp, x, axes: xp.sum(x, axis=axes, keepdims=True, dtype=x.dtype),
                grad=lambda xp, g, x, y, axes: g, uses=("out_grad",), aliases=("sum_axis",),
+               linear=True,
                reference=lambda x, axes: np.sum(x, axis=axes),
                desc="Sum of array elements over the given axes.  " + _DT + "  Gradient: the head "
                     "gradient broadcast back to the input's shape."),
-    *reduction("mean", _mean, uses=("out_grad", "in_data"),
+    *reduction("mean", _mean, uses=("out_grad", "in_data"), linear=True,
                grad=lambda xp, g, x, y, axes: g / _count(x, axes),
                reference=lambda x, axes: np.mean(x, axis=axes),
                desc="Mean of array elements over the given axes.  " + _DT + " (integer means "

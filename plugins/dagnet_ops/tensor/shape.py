@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ from dagnet.operator import (
     REQUIRED,
     XP,
     Case,
+    ComposedGradient,
     Domain,
     Field,
     Gradient,
@@ -36,6 +38,7 @@ from dagnet.operator import (
 )
 
 from . import _sampling as S
+from . import _second_order as second_order
 from ._common import (
     backward_op,
     broadcast_shape,
@@ -132,7 +135,8 @@ def layout_op(name: str, params: type[Params], *, out_shape: Fn, desc: str, refe
                compute={XP: compute}, gradient=Gradient(f"_backward_{name}", ("out_grad",)),
                aliases=aliases,
                domain=Domain(case or draw_case, reference=with_attrs(params, name, reference))),
-            backward_op(name, params, 1, 1, back)]
+            replace(backward_op(name, params, 1, 1, back),
+                    gradient=ComposedGradient(second_order.linear(name)))]
 
 
 def _zeros_with(xp: Any, g: Any, shape: tuple, index: tuple) -> Any:
