@@ -14,6 +14,7 @@ from .csv_iter import CSVIter, TextDataError
 from .data_batch import DataBatch
 from .data_desc import DataDesc
 from .data_iter import DataIter
+from .image_det_record_iter import ImageDetRecordIter
 from .image_record_iter import (
     ImageRecordError,
     ImageRecordInt8Iter,
@@ -35,6 +36,7 @@ __all__ = [
     "PrefetchingIter",
     "ResizeIter",
     "CSVIter",
+    "ImageDetRecordIter",
     "ImageRecordError",
     "ImageRecordInt8Iter",
     "ImageRecordIter",

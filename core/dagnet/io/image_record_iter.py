@@ -45,7 +45,7 @@ from .data_desc import DataDesc
 from .data_iter import DataIter
 
 __all__ = ["ImageRecordError", "ImageRecordIter", "ImageRecordUInt8Iter",
-           "ImageRecordInt8Iter"]
+           "ImageRecordInt8Iter", "RecordPipeline"]
 
 _END = object()
 _CHUNK = 4  # images per worker task: small enough to balance, large enough to amortize
@@ -75,7 +75,7 @@ def _pil() -> Any:
     return Image
 
 
-class _RecordPipeline:
+class RecordPipeline:
     """The state and threads behind one ImageRecordIter.  Its threads refer to this
     object, never to the iterator, so a dropped iterator is collected and stops them."""
 
@@ -130,6 +130,7 @@ class _RecordPipeline:
         self._local = threading.local()
         self._files: list[Any] = []
         self._mean_img = self._load_mean_img(mean_img) if mean_img else None
+        self.label_width = self._label_row_width()
         self.provide_data = [DataDesc(data_name, (self.batch_size,) + self.data_shape,
                                       self._out_dtype.type)]
         label_shape = (self.batch_size, self.label_width) if self.label_width > 1 \
@@ -411,7 +412,7 @@ class _RecordPipeline:
         else:  # pragma: no cover - every record undecodable
             raise ImageRecordError(f"ImageRecordIter: no record of {self.path_imgrec!r} "
                                    f"holds an image that can be decoded")
-        self._augment_into(image, out, rng, number)
+        self._augment_into(image, out, rng, number, label_out)
 
     def _skip(self, number: int, error: Exception) -> None:
         with self._skip_lock:
@@ -466,8 +467,12 @@ class _RecordPipeline:
                 2: Image.Resampling.BICUBIC, 3: Image.Resampling.BOX,
                 4: Image.Resampling.LANCZOS}[interp]
 
+    def _label_row_width(self) -> int:
+        """How many values each example's label row holds."""
+        return self.label_width
+
     def _augment_into(self, image: Any, out: np.ndarray, rng: random.Random,
-                      number: int) -> None:
+                      number: int, label_out: np.ndarray | None = None) -> None:
         chw = self._pixels(image, rng, number, augment=True)
         if not self._NORMALIZE:
             out[...] = chw
@@ -589,10 +594,12 @@ class ImageRecordIter(DataIter):
     _OUT_DTYPE: Any = np.float32
     _NORMALIZE = True
 
+    _PIPELINE: Any = RecordPipeline
+
     def __init__(self, path_imgrec: str = "", data_shape: Any = None, batch_size: int = 0,
                  **kwargs: Any):
-        self._pipeline = _RecordPipeline(self._OUT_DTYPE, self._NORMALIZE, path_imgrec,
-                                         data_shape, batch_size, **kwargs)
+        self._pipeline = self._PIPELINE(self._OUT_DTYPE, self._NORMALIZE, path_imgrec,
+                                        data_shape, batch_size, **kwargs)
         super().__init__(self._pipeline.batch_size)
         self.provide_data = self._pipeline.provide_data
         self.provide_label = self._pipeline.provide_label
