@@ -1,5 +1,6 @@
-"""Direct kernel tests of the samplers (plugins/dagnet_ops/random) and of
-``dagnet.random.uniform`` / ``normal`` through the NDArray front end."""
+"""Direct kernel tests of the samplers (plugins/dagnet_ops/random/samplers.py) and of
+``dagnet.random.uniform`` / ``normal`` through the NDArray front end; the other random
+operators are tested under tests/random."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ def test_normal_has_its_moments():
 def test_declarations_follow_mxnet():
     for name in OPS:
         op = OPS[name]
-        attrs = op.parse_params({})
+        attrs = op.parse_params({"low": 0, "high": 5} if name == "_random_randint" else {})
         assert op.list_arguments(attrs) == []
         assert isinstance(op.gradient, NoGradient)
         assert [r.kind.value for r in op.resource_requests(attrs)] == ["random"]
@@ -54,6 +55,9 @@ def test_declarations_follow_mxnet():
         assert op.shapes(attrs, [], [(2, 3)]) == ([], [(2, 3)])
     assert set(OPS["_random_uniform"].aliases) == {"random_uniform", "uniform"}
     assert set(OPS["_random_normal"].aliases) == {"random_normal", "normal"}
+    assert OPS["_random_gamma"].aliases == ("random_gamma",)
+    assert list(OPS["_random_uniform"].params.fields()) == ["low", "high", "shape", "ctx",
+                                                            "dtype"]
     ctx = OPS["_random_uniform"].parse_params({"ctx": dagnet.cpu(1)}).ctx
     assert ctx == "cpu(1)"
 
@@ -76,7 +80,7 @@ def test_dagnet_random_functions():
     assert dagnet.random.uniform(5, 6, out=out) is out
     assert ((out.asnumpy() >= 5) & (out.asnumpy() < 6)).all()
     assert dagnet.random.randn(2, 2).shape == (2, 2)
-    with pytest.raises(dagnet.DagnetError, match="NDArray"):
+    with pytest.raises(dagnet.DagnetError, match="must all be numbers or all NDArrays"):
         dagnet.random.uniform(dagnet.nd.zeros((2,)), 1)
 
 
@@ -102,5 +106,5 @@ def test_sym_random_nodes_draw_fresh_samples_each_forward():
     np.testing.assert_array_equal(executor.forward()[0].asnumpy(), first)
     assert sym.random.randn(4, 2, loc=3).infer_shape()[1] == [(4, 2)]
     assert sym.random.normal(shape=(2,), dtype="float64").infer_type()[1] == [np.float64]
-    with pytest.raises(dagnet.DagnetError, match="Symbol"):
+    with pytest.raises(dagnet.DagnetError, match="must all be numbers or all Symbols"):
         sym.random.uniform(sym.var("low"), 1)

@@ -1,7 +1,10 @@
-"""``_random_uniform`` and ``_random_normal``: samples of a given shape.
+"""``_random_<d>``: samples of a given shape from a distribution with scalar parameters
+(uniform, normal, gamma, exponential, poisson, negative_binomial,
+generalized_negative_binomial), and ``_random_randint``.
 
 The stream comes from the device's generator (``ResourceRequest('random')``), so
-``dagnet.random.seed(n)`` makes every draw reproducible.
+``dagnet.random.seed(n)`` makes every draw reproducible.  Parameters are checked when
+the call is made (shape inference), so a bad value fails at once, not at the next wait.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import numpy as np
 
 from dagnet import ParamError, ShapeError
 from dagnet.operator import (
+    REQUIRED,
     XP,
     Case,
     Domain,
@@ -26,11 +30,12 @@ from dagnet.operator import (
 from dagnet.resource import ResourceRequest
 
 from .._draw import Draw
+from ._distributions import DISTRIBUTIONS, Distribution, check_values
 
-__all__ = ["OPS"]
+__all__ = ["OPS", "DeviceField", "NOTE", "draw_scalars", "sampler"]
 
 
-class _DeviceField(Field):
+class DeviceField(Field):
     """MXNet's ``ctx`` string parameter (``''`` or ``'cpu(0)'``); a Context becomes its name."""
 
     def _convert(self, value):
@@ -39,26 +44,29 @@ class _DeviceField(Field):
         return super()._convert(value)
 
 
-class _SamplerParam(Params):
-    shape = Field(Shape, None, "the output shape (None: taken from the output array)")
-    ctx = _DeviceField(str, "", "the device to sample on, as 'cpu(0)' or 'gpu(1)' "
-                                "('' : the default device); used by the front end")
-    dtype = Field(DType, None, "the output dtype (None: float32, or the output array's)",
-                  choices=("float16", "float32", "float64"))
+FLOAT_DTYPES = ("float16", "float32", "float64")
 
 
-class UniformParam(_SamplerParam):
-    low = Field(float, 0.0, "lower bound (inclusive)")
-    high = Field(float, 1.0, "upper bound (exclusive)")
+def _common_fields(dtypes=FLOAT_DTYPES, default_name="float32"):
+    return {
+        "shape": Field(Shape, None, "the output shape (None: taken from the output array)"),
+        "ctx": DeviceField(str, "", "the device to sample on, as 'cpu(0)' or 'gpu(1)' "
+                                    "('' : the default device); used by the front end"),
+        "dtype": Field(DType, None, f"the output dtype (None: {default_name}, or the output "
+                                    f"array's)", choices=dtypes),
+    }
 
 
-class NormalParam(_SamplerParam):
-    loc = Field(float, 0.0, "mean")
-    scale = Field(float, 1.0, "standard deviation", low=0.0)
+def _params_class(dist: Distribution) -> type[Params]:
+    fields = {s.name: Field(s.type, s.default, s.desc) for s in dist.scalars}
+    name = "".join(part.title() for part in dist.name.split("_")) + "Param"
+    return type(name, (Params,), {**fields, **_common_fields()})
 
 
-def _make_infer_shape(name):
+def _make_infer_shape(name, check=None):
     def infer(attrs, ins, outs):
+        if check is not None:
+            check(attrs)
         shape = outs[0]
         if attrs.shape:
             wanted = tuple(attrs.shape)
@@ -71,70 +79,123 @@ def _make_infer_shape(name):
     return infer
 
 
-def _infer_type(attrs, ins, outs):
-    if attrs.dtype is not None:
-        return [], [merge_dtype(np.dtype(attrs.dtype), outs[0], "sampled output")]
-    return [], [outs[0] if outs[0] is not None else np.dtype(np.float32)]
+def _make_infer_type(default):
+    def infer(attrs, ins, outs):
+        if attrs.dtype is not None:
+            return [], [merge_dtype(np.dtype(attrs.dtype), outs[0], "sampled output")]
+        return [], [outs[0] if outs[0] is not None else np.dtype(default)]
+
+    return infer
 
 
-def _uniform(attrs, ctx, inputs, req, outputs):
-    if attrs.high < attrs.low:
-        raise ParamError(
-            f"operator '_random_uniform': low={attrs.low} must not exceed high={attrs.high}")
-    out = outputs[0]
-    sample = ctx.requested[0].generator.random(out.shape)
-    assign(out, req[0], attrs.low + (attrs.high - attrs.low) * sample)
+def _checker(name, dist):
+    def check(attrs):
+        check_values(name, dist.scalars, [s.name for s in dist.scalars],
+                     [getattr(attrs, s.name) for s in dist.scalars], np)
+
+    return check
 
 
-def _normal(attrs, ctx, inputs, req, outputs):
-    out = outputs[0]
-    sample = ctx.requested[0].generator.standard_normal(out.shape)
-    assign(out, req[0], attrs.loc + attrs.scale * sample)
+def _kernel(dist):
+    def compute(attrs, ctx, inputs, req, outputs):
+        out = outputs[0]
+        values = [getattr(attrs, s.name) for s in dist.scalars]
+        assign(out, req[0], dist.draw(ctx.requested[0].generator, ctx.xp, values,
+                                      tuple(out.shape)))
+
+    return compute
 
 
-def _sample_uniform(draw):
-    d = Draw(draw)
-    low = d.float(-3, 3, "low")
-    return Case([], {"low": low, "high": low + d.float(0, 3, "width"),
-                     "shape": d.shape(d.int(1, 3))})
+def draw_scalars(d: Draw, dist: Distribution) -> dict:
+    """Valid scalar parameters of ``dist`` for a conformance-suite case."""
+    params = {}
+    for s in dist.scalars:
+        low = 0.0 if s.low is None else s.low + (0.1 if s.open_low else 0.0)
+        high = s.high if s.high is not None else low + 3.0
+        params[s.name] = d.int(1, 4, s.name) if s.type is int else d.float(low, high, s.name)
+    return params
 
 
-def _sample_normal(draw):
-    d = Draw(draw)
-    return Case([], {"loc": d.float(-3, 3, "loc"), "scale": d.float(0, 3, "scale"),
-                     "shape": d.shape(d.int(1, 3))})
+def _domain(dist):
+    def sample(draw):
+        d = Draw(draw)
+        return Case([], dict(draw_scalars(d, dist), shape=d.shape(d.int(1, 3))))
+
+    return Domain(sample, None)
 
 
-_NOTE = """No reference: samples differ between runs, so the conformance suite checks only
+NOTE = """No reference: samples differ between runs, so the conformance suite checks only
 the declarations, shapes and the ``null`` write mode (``add`` is not supported,
 like MXNet's samplers, which only write); the distribution is tested directly."""
 
 
-def _sampler(name, params, compute, sample, doc, aliases):
+def sampler(name, params, compute, domain, doc, aliases=(), check=None,
+            default_dtype="float32"):
+    """A sampler without inputs: output shape from ``shape=`` or the output array."""
     return Op(
         name,
-        description=f"{doc}\n\n{_NOTE}",
+        description=f"{doc}\n\n{NOTE}",
         params=params,
         num_inputs=0,
         input_names=[],
         output_names=["output"],
-        infer_shape=_make_infer_shape(name),
-        infer_type=_infer_type,
+        infer_shape=_make_infer_shape(name, check),
+        infer_type=_make_infer_type(default_dtype),
         compute={XP: compute},
         gradient=NoGradient("sampling"),
         resources=[ResourceRequest("random")],
         supported_req=frozenset({OpReqType.WRITE, OpReqType.NULL}),
-        domain=Domain(sample, None),
+        domain=domain,
         aliases=aliases,
     )
 
 
-OPS = [
-    _sampler("_random_uniform", UniformParam, _uniform, _sample_uniform,
-             "Samples from the uniform distribution on ``[low, high)``.",
-             ("random_uniform", "uniform")),
-    _sampler("_random_normal", NormalParam, _normal, _sample_normal,
-             "Samples from the normal distribution with mean ``loc`` and standard deviation "
-             "``scale``.",
-             ("random_normal", "normal")),
-]
+def _distribution_sampler(dist: Distribution) -> Op:
+    name = f"_random_{dist.name}"
+    aliases = (f"random_{dist.name}",) + ((dist.name,) if dist.name in ("uniform", "normal")
+                                          else ())
+    return sampler(name, _params_class(dist), _kernel(dist), _domain(dist),
+                   f"Samples from {dist.doc}.", aliases, _checker(name, dist))
+
+
+# -- randint ---------------------------------------------------------------------------
+class RandIntParam(Params):
+    low = Field(int, REQUIRED, "lower bound (inclusive)")
+    high = Field(int, REQUIRED, "upper bound (exclusive)")
+    shape = Field(Shape, None, "the output shape (None: taken from the output array)")
+    ctx = DeviceField(str, "", "the device to sample on, as 'cpu(0)' or 'gpu(1)' "
+                               "('' : the default device); used by the front end")
+    dtype = Field(DType, None, "the output dtype (None: int32, or the output array's)",
+                  choices=("int32", "int64"))
+
+
+def _check_randint(attrs):
+    if attrs.high <= attrs.low:
+        raise ParamError(f"operator '_random_randint': low={attrs.low} must be below "
+                         f"high={attrs.high} (samples lie in [low, high))")
+
+
+def _randint(attrs, ctx, inputs, req, outputs):
+    out = outputs[0]
+    info = np.iinfo(out.dtype)
+    if attrs.low < info.min or attrs.high - 1 > info.max:
+        raise ParamError(f"operator '_random_randint': [{attrs.low}, {attrs.high}) does not fit "
+                         f"the output dtype {np.dtype(out.dtype).name}; use dtype='int64'")
+    generator = ctx.requested[0].generator
+    assign(out, req[0], generator.integers(attrs.low, attrs.high, size=tuple(out.shape),
+                                           dtype=ctx.xp.int64))
+
+
+def _sample_randint(draw):
+    d = Draw(draw)
+    low = d.int(-50, 50, "low")
+    return Case([], {"low": low, "high": low + d.int(1, 20, "width"),
+                     "shape": d.shape(d.int(1, 3))})
+
+
+RandInt = sampler(
+    "_random_randint", RandIntParam, _randint, Domain(_sample_randint, None),
+    "Samples integers uniformly from ``[low, high)``.", ("random_randint",),
+    _check_randint, default_dtype="int32")
+
+OPS = [_distribution_sampler(d) for d in DISTRIBUTIONS.values()] + [RandInt]
