@@ -483,3 +483,66 @@ def test_a_gradient_penalty_differentiates_through_the_network(engine):
     np.testing.assert_allclose(_penalty(xv, wv, True),
                                _central(lambda v: _penalty(xv, v, False), wv),
                                rtol=1e-6, atol=1e-8)
+
+
+# -- autograd.Function and hybridized blocks ---------------------------------------------------
+class _Cube(autograd.Function):
+    """x^3 with a backward written in NDArray operations: differentiable again."""
+
+    def forward(self, x):
+        self.save_for_backward(x)
+        return x * x * x
+
+    def backward(self, dy):
+        (x,) = self.saved_tensors
+        return dy * 3 * x * x
+
+
+class _OpaqueCube(_Cube):
+    """The same gradient computed through numpy: outside every graph."""
+
+    def backward(self, dy):
+        (x,) = self.saved_tensors
+        return nd.array(dy.asnumpy() * 3 * x.asnumpy() ** 2, dtype=x.dtype)
+
+
+def test_a_function_whose_backward_uses_ndarray_operations_differentiates_again(engine):
+    x = nd.array([1.0, -2.0, 0.5], dtype=np.float64)
+    x.attach_grad()
+    with autograd.record():
+        first = autograd.grad(_Cube()(x), x, create_graph=True)[0]
+        second = autograd.grad(first, x)[0]
+    np.testing.assert_allclose(first.asnumpy(), 3 * x.asnumpy() ** 2)
+    np.testing.assert_allclose(second.asnumpy(), 6 * x.asnumpy())
+
+
+def test_a_gradient_computed_outside_the_graph_refuses_to_differentiate_again(engine):
+    x = nd.array([1.0, -2.0], dtype=np.float64)
+    x.attach_grad()
+    with autograd.record():
+        first = autograd.grad(_OpaqueCube()(x), x, create_graph=True)[0]
+        np.testing.assert_allclose(first.asnumpy(), 3 * x.asnumpy() ** 2)
+        with pytest.raises(autograd.HigherOrderGradientError,
+                           match="_OpaqueCube.backward.*outside the recorded graph.*hybridize"):
+            autograd.grad(first, x)
+
+
+def test_gluon_dense_second_order_and_the_hybridized_refusal(engine):
+    from dagnet import gluon
+
+    x = nd.array(RNG.standard_normal((2, 4)), dtype=np.float32)
+    x.attach_grad()
+    for hybridized in (False, True):
+        net = gluon.nn.Dense(3, activation="tanh")
+        net.initialize(dagnet.init.Normal(0.5))
+        if hybridized:
+            net.hybridize()
+        with autograd.record():
+            gx = autograd.grad(net(x), x, create_graph=True)[0]
+            penalty = (gx * gx).sum()
+        if hybridized:
+            with pytest.raises(autograd.HigherOrderGradientError, match="hybridize\\(False\\)"):
+                penalty.backward()
+        else:
+            penalty.backward()
+            assert np.abs(net.weight.grad().asnumpy()).sum() > 0

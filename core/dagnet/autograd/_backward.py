@@ -35,7 +35,7 @@ from ._errors import (
     HigherOrderGradientError,
     NotDifferentiableError,
 )
-from ._function import FunctionCall
+from ._function import FunctionCall, Unrecorded, unrecorded_gradient
 from ._graph import Node, Variable, entry_of, record_call
 from ._mode import is_recording, set_recording, set_training
 
@@ -228,6 +228,9 @@ def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[
     plan = plan_backward(_RecordedGraph, order, entries, wanted, composed=True)
     if plan.refused:
         node, reason = plan.refused[0]
+        if node.call.__class__ is Unrecorded:
+            raise HigherOrderGradientError(f"cannot differentiate the gradient computed by "
+                                           f"{node.call.name!r} again: {reason}")
         if node.call.op.is_backward or node.call.name.startswith("_backward_"):
             raise HigherOrderGradientError(
                 f"cannot differentiate the gradient computed by {node.call.name!r} again: "
@@ -300,7 +303,11 @@ def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) 
             shape, dtype = node.out_meta[k]
             head_grads.append(_total(grads.pop((node, k), None), shape, dtype, dev))
     if call.__class__ is FunctionCall:  # Python code: what it pushes follows the bundle
-        _function_step(step, call.function.gradients(node, head_grads), grads, direct)
+        results = call.function.gradients(node, head_grads)
+        if is_recording():  # create_graph: a result outside every graph cannot be differentiated
+            results = [r if entry_of(r) is not None else unrecorded_gradient(node, r)
+                       for r in results]
+        _function_step(step, results, grads, direct)
         return
     recording = is_recording()
     in_data, out_data = node.inputs, node.outputs

@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..ndarray import NDArray
-from ..operator import Gradient
+from ..operator import Gradient, NoGradient
+from ._composed import entry_view
 from ._errors import AutogradError
 from ._graph import Node, in_graph, record_call
 from ._mode import _Scope, is_recording
 
-__all__ = ["Function", "FunctionCall"]
+__all__ = ["Function", "FunctionCall", "Unrecorded", "unrecorded_gradient"]
 
 
 class _FunctionOp:
@@ -36,6 +37,43 @@ class FunctionCall:
         self.function = function
         self.name = f"{type(function).__name__} (autograd.Function)"
         self.n_visible = num_outputs
+
+
+class _UnrecordedOp:
+    """The operator of an :class:`Unrecorded` call: a backward result without a gradient."""
+
+    is_backward = True
+
+    def __init__(self, reason: str):
+        self.gradient = NoGradient(reason)
+
+
+class Unrecorded:
+    """The record of a gradient that Python code computed outside the graph while the
+    backward pass recorded (``create_graph=True``): differentiating it again is refused."""
+
+    mutated = ()
+    n_visible = 1
+
+    def __init__(self, function_name: str):
+        self.name = f"{function_name}.backward"
+        self.op = _UnrecordedOp(
+            f"{function_name}.backward computed this gradient outside the recorded graph "
+            f"(from arrays in no graph, or by running an executor), so it cannot be "
+            f"differentiated again; an autograd.Function's backward must compute it with "
+            f"NDArray operations on its head gradients and saved arrays, and a hybridized "
+            f"Gluon block runs its backward through its executor: call hybridize(False) on "
+            f"it for higher-order gradients")
+
+
+def unrecorded_gradient(node: Node, result: NDArray) -> NDArray:
+    """``result``, a gradient the Python backward of the Function ``node`` computed outside
+    every graph while ``create_graph`` recorded, as the output of a node that refuses to be
+    differentiated (its parents are ``node``'s, so it is reached, and refused, exactly when
+    a gradient through it is asked for)."""
+    name = type(node.call.function).__name__
+    opaque = Node(Unrecorded(name), list(node.parents), [], [result])
+    return entry_view(result, (opaque, 0))
 
 
 class Function:
