@@ -126,7 +126,7 @@ def test_plan_backward_runs_composed_rules_only_for_callers_that_run_them():
 def test_every_covered_backward_op_declares_a_composed_rule():
     binary = [f"{flavour}_{key}" for key in BINARY for flavour in ("broadcast",)]
     for name in [*UNARY, *FLAVOURS.values(), *binary, "add_n", "FullyConnected", "Dropout",
-                 "Activation", "dot", "batch_dot"]:
+                 "Activation", "LeakyReLU", "dot", "batch_dot"]:
         op = dagnet.operator.get_op(name)
         assert isinstance(dagnet.operator.get_op(op.gradient.backward).gradient,
                           ComposedGradient), name
@@ -546,3 +546,34 @@ def test_gluon_dense_second_order_and_the_hybridized_refusal(engine):
         else:
             penalty.backward()
             assert np.abs(net.weight.grad().asnumpy()).sum() > 0
+
+
+# -- LeakyReLU ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("act_type", ["leaky", "elu", "selu", "gelu"])
+def test_leaky_relu_second_derivative_matches_central_differences(engine, act_type):
+    values = RNG.uniform(-2, 2, (2, 3))
+    values[np.abs(values) < 0.05] = 0.3  # off the kink at 0
+    head1, head2 = RNG.standard_normal(values.shape), RNG.standard_normal(values.shape)
+
+    def first(vals, create_graph=False):
+        x = nd.array(vals, dtype=np.float64)
+        x.attach_grad()
+        with autograd.record():
+            y = nd.LeakyReLU(x, act_type=act_type, slope=0.3)
+        return x, autograd.grad(y, x, head_grads=nd.array(head1, dtype=np.float64),
+                                create_graph=create_graph)[0]
+
+    x, grad = first(values, create_graph=True)
+    with autograd.record():
+        second = autograd.grad(grad, x, head_grads=nd.array(head2, dtype=np.float64))[0]
+    numeric = (first(values + EPS)[1].asnumpy() - first(values - EPS)[1].asnumpy()) \
+        / (2 * EPS) * head2
+    np.testing.assert_allclose(second.asnumpy(), numeric, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("gamma_shape", [(3,), (1,)])
+def test_prelu_mixed_second_derivatives_match_central_differences(engine, gamma_shape):
+    xv = RNG.uniform(-2, 2, (2, 3, 2))
+    xv[np.abs(xv) < 0.05] = -0.3
+    gv = RNG.uniform(0.1, 0.9, gamma_shape)
+    _check_mixed("LeakyReLU", {"act_type": "prelu"}, xv, gv, xv.shape)

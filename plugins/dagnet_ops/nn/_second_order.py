@@ -8,10 +8,11 @@ inputs' gradients are used; it returns one gradient per input (None: zero).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = ["fully_connected_backward_gradient", "dropout_backward_gradient",
-           "activation_backward_gradient"]
+           "activation_backward_gradient", "leaky_relu_backward_gradient"]
 
 
 def _as_matrix(F: Any, array: Any, attrs: Any, features: int) -> Any:
@@ -78,3 +79,62 @@ def activation_backward_gradient(F: Any, attrs: Any, out_grads: list, inputs: li
         if second is not None:
             d_y = F.elemwise_mul(F.elemwise_mul(g, dy), second)
     return [d_dy, d_y]
+
+
+def leaky_relu_backward_gradient(selu_scale: float):
+    """The rule of ``_backward_LeakyReLU`` (``selu_scale``: SELU's lambda * alpha).
+
+    Its backward is ``dy * d(x)`` (prelu: and ``sum(dy * x)`` over the slope's elements
+    where ``x <= 0``): ``dy`` gets the backward op itself on the head gradient, ``x`` gets
+    ``g * dy * d'(x)`` -- zero for the piecewise-linear kinds (leaky, rrelu), the
+    exponential part for elu and selu, ``phi(x) (2 - x^2)`` for gelu."""
+
+    def second(F: Any, kind: str, attrs: Any, x: Any) -> Any:
+        if kind in ("elu", "selu"):
+            below = F.elemwise_mul(F.exp(F._minimum_scalar(x, scalar=0.0)),
+                                   F._lesser_equal_scalar(x, scalar=0.0))
+            return F._mul_scalar(below, scalar=attrs.slope if kind == "elu" else selu_scale)
+        if kind == "gelu":
+            x2 = F.square(x)
+            return F._mul_scalar(F.elemwise_mul(F.exp(F._mul_scalar(x2, scalar=-0.5)),
+                                                F._rminus_scalar(x2, scalar=2.0)),
+                                 scalar=1 / math.sqrt(2 * math.pi))
+        return None
+
+    def compose(F: Any, attrs: Any, out_grads: list, inputs: list, outputs: Any,
+                needed: list) -> list:
+        kind, gx = attrs.act_type, out_grads[0]
+        grads: list = [None] * len(inputs)
+        if kind == "prelu":
+            return _prelu(F, attrs, out_grads, inputs, needed)
+        x = inputs[2] if kind == "rrelu" else inputs[1]
+        if needed[0]:
+            grads[0] = F.call("_backward_LeakyReLU", [gx, *inputs[1:]], attrs, like=[x])
+        position = 2 if kind == "rrelu" else 1
+        if needed[position]:
+            slope = second(F, kind, attrs, x)
+            if slope is not None:
+                grads[position] = F.elemwise_mul(F.elemwise_mul(gx, inputs[0]), slope)
+        return grads
+
+    return compose
+
+
+def _prelu(F: Any, attrs: Any, out_grads: list, inputs: list, needed: list) -> list:
+    """prelu: ``dx = dy (x > 0 ? 1 : gamma_c)``, ``dgamma = sum(dy x [x <= 0])`` per channel."""
+    (gx, g_gamma), (dy, x, gamma, y) = out_grads, inputs
+    below = F._lesser_equal_scalar(x, scalar=0.0)
+    channel = (1, -1) + (1,) * (len(x.shape) - 2)
+    g_gamma_b = F.Reshape(g_gamma, shape=channel)
+    grads: list = [None] * 4
+    if needed[0]:
+        through_x = F.call("_backward_LeakyReLU", [gx, x, gamma, y], attrs, like=[x, gamma])[0]
+        grads[0] = F.elemwise_add(through_x,
+                                  F.broadcast_mul(g_gamma_b, F.elemwise_mul(x, below)))
+    if needed[1]:
+        grads[1] = F.broadcast_mul(g_gamma_b, F.elemwise_mul(dy, below))
+    if needed[2]:
+        per_element = F.elemwise_mul(F.elemwise_mul(gx, dy), below)
+        axes = tuple(a for a in range(len(x.shape)) if a != 1 or gamma.shape == (1,))
+        grads[2] = F.reshape_like(F.sum(per_element, axis=axes), gamma)
+    return grads

@@ -26,7 +26,7 @@ from dagnet.resource import ResourceRequest
 
 from .._draw import Draw
 from ._common import each, erf, reduce_to, sample_spans, set_shape, threads_for
-from ._second_order import activation_backward_gradient
+from ._second_order import activation_backward_gradient, leaky_relu_backward_gradient
 
 __all__ = ["OPS"]
 
@@ -282,6 +282,7 @@ BackwardLeakyReLU = Op(
     num_inputs=lambda a: {"prelu": 4, "rrelu": 5}.get(a.act_type, 3),
     num_outputs=lambda a: 2 if a.act_type == "prelu" else 1,
     compute={XP: _leaky_backward},
+    gradient=ComposedGradient(leaky_relu_backward_gradient(_SELU_LAMBDA * _SELU_ALPHA)),
     is_backward=True,
     forward_op="LeakyReLU",
 )
