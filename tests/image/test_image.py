@@ -175,3 +175,14 @@ def test_image_iter_names_a_broken_image(tmp_path):
     it = mx.image.ImageIter(1, (3, 4, 4), imglist=[[0.0, "bad.png"]], path_root=str(tmp_path))
     with pytest.raises(mx.MXNetError, match="bad.png"):
         next(it)
+
+
+def test_bilinear_resize_matches_mxnet_s_opencv():
+    from pathlib import Path
+
+    expected = np.load(Path(__file__).parents[1] / "recordio" / "fixtures"
+                       / "mxnet_small_expected.npz")
+    source = mx.nd.array(expected["resize_source"], dtype=np.uint8)
+    for w, h in [(5, 7), (40, 31), (8, 6), (17, 26)]:
+        np.testing.assert_array_equal(mx.image.imresize(source, w, h, interp=1).asnumpy(),
+                                      expected[f"resize_{w}x{h}"])

@@ -5,9 +5,11 @@ Images are NDArrays laid out height x width x channels (HWC), RGB, as MXNet's
 ``mx.image`` has them (``imrotate`` alone works on CHW float32, as MXNet's
 does).  Decoding and resizing run in Pillow (see :mod:`dagnet.image.codec`);
 interpolation codes are OpenCV's, as MXNet takes them: 0 nearest, 1 bilinear,
-2 bicubic, 3 area, 4 Lanczos, 9 chosen from the sizes, 10 random.  Pillow
-filters a shrinking image over the whole footprint of each output pixel, so a
-downscale differs from OpenCV's by a few intensity levels at edges.
+2 bicubic, 3 area, 4 Lanczos, 9 chosen from the sizes, 10 random.  Bilinear,
+MXNet's usual choice, is OpenCV's own fixed-point arithmetic, so its pixels equal
+MXNet's; the other filters are Pillow's, which filter a shrinking image over the
+whole footprint of each output pixel and so differ from OpenCV's by a few
+intensity levels at edges.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from .codec import ImageDecodeError, ImageError, decode_image, pillow, read_imag
 
 __all__ = ["imread", "imdecode", "imresize", "scale_down", "copyMakeBorder", "resize_short",
            "fixed_crop", "random_crop", "center_crop", "color_normalize", "random_size_crop",
-           "imrotate", "random_rotate", "resize_array", "get_interp_method"]
+           "imrotate", "random_rotate", "resize_array", "resize_bilinear", "get_interp_method"]
 
 
 def _host(src: Any) -> np.ndarray:
@@ -67,9 +69,63 @@ def _filter(interp: int) -> Any:
     return filters[interp]
 
 
+def _linear_taps(src: int, dst: int, columns: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """OpenCV's bilinear taps along one axis: each output's two source indices and the
+    weight of the second (half-pixel centres).  Past an edge OpenCV moves a column tap
+    onto the edge with weight 0, but keeps a row's weights and only clamps its rows."""
+    position = ((np.arange(dst, dtype=np.float64) + 0.5) * (src / dst) - 0.5).astype(np.float32)
+    left = np.floor(position).astype(np.int64)
+    frac = position - left.astype(np.float32)
+    if columns:
+        frac[left < 0] = 0.0
+        left[left < 0] = 0
+        frac[left >= src - 1] = 0.0
+        left[left >= src - 1] = src - 1
+    return np.clip(left, 0, src - 1), np.clip(left + 1, 0, src - 1), frac
+
+
+def resize_bilinear(array: np.ndarray, w: int, h: int) -> np.ndarray:
+    """OpenCV's ``INTER_LINEAR`` resize of an HWC array, as MXNet's resizes compute it:
+    uint8 in OpenCV's fixed point (11-bit weights, its vectorized rounding), so pixels
+    match; other dtypes in float.  An exact halving averages 2x2 blocks, as OpenCV
+    switches to area interpolation there."""
+    sh, sw = array.shape[:2]
+    if array.dtype == np.uint8 and sh == 2 * h and sw == 2 * w:
+        blocks = array.reshape(h, 2, w, 2, -1).astype(np.int32).sum(axis=(1, 3))
+        return ((blocks + 2) >> 2).astype(np.uint8).reshape((h, w) + array.shape[2:])
+    xs, xs1, fx = _linear_taps(sw, w, columns=True)
+    ys, ys1, fy = _linear_taps(sh, h, columns=False)
+    if array.dtype == np.uint8:
+        # each weight rounded on its own, as OpenCV does (they may sum to 2047 or 2049)
+        one = np.float32(1)
+        cx0, cx1 = (np.rint((one - fx) * 2048).astype(np.int32),
+                    np.rint(fx * 2048).astype(np.int32))
+        cy0, cy1 = (np.rint((one - fy) * 2048).astype(np.int32),
+                    np.rint(fy * 2048).astype(np.int32))
+        wide = array.astype(np.int32)
+        extra = (None,) * (array.ndim - 2)
+        rows = wide[:, xs] * cx0[(None, slice(None)) + extra] + \
+            wide[:, xs1] * cx1[(None, slice(None)) + extra]
+        top = ((rows[ys] >> 4) * cy0[(slice(None), None) + extra]) >> 16
+        bottom = ((rows[ys1] >> 4) * cy1[(slice(None), None) + extra]) >> 16
+        return ((top + bottom + 2) >> 2).clip(0, 255).astype(np.uint8)
+    extra = (None,) * (array.ndim - 2)
+    wide = array.astype(np.float64)
+    fxb = fx[(None, slice(None)) + extra]
+    fyb = fy[(slice(None), None) + extra]
+    rows = wide[:, xs] * (1 - fxb) + wide[:, xs1] * fxb
+    result = rows[ys] * (1 - fyb) + rows[ys1] * fyb
+    if np.issubdtype(array.dtype, np.integer):
+        info = np.iinfo(array.dtype)
+        result = np.clip(np.rint(result), info.min, info.max)
+    return result.astype(array.dtype)
+
+
 def resize_array(array: np.ndarray, w: int, h: int, interp: int = 1) -> np.ndarray:
     """Resize an HWC (or HW) numpy array to width ``w`` and height ``h``, keeping its
-    dtype; ``interp`` is an OpenCV interpolation code 0-4 (see :func:`imresize`)."""
+    dtype; ``interp`` is an OpenCV interpolation code 0-4 (see :func:`imresize`).
+    Bilinear (1) is OpenCV's own arithmetic (:func:`resize_bilinear`); the other
+    filters are Pillow's."""
     Image = pillow()
     if w <= 0 or h <= 0:
         raise ImageError(f"imresize: the new size must be positive, got w={w}, h={h}")
@@ -80,6 +136,8 @@ def resize_array(array: np.ndarray, w: int, h: int, interp: int = 1) -> np.ndarr
         array = array[:, :, None]
     if array.shape[:2] == (h, w):
         result = array.copy()
+    elif interp == 1:
+        result = resize_bilinear(array, w, h)
     elif array.dtype == np.uint8 and array.shape[2] in (1, 3):
         mode = "RGB" if array.shape[2] == 3 else "L"
         image = Image.fromarray(np.ascontiguousarray(array if mode == "RGB" else array[:, :, 0]),
