@@ -115,3 +115,16 @@ def test_im2rec_split_resize_and_bad_files(tmp_path, capsys):
     names = open(prefix + "_train.lst").read()
     if "broken" in names:
         assert "skipped" in capsys.readouterr().err
+
+
+def test_im2rec_pack_label_stores_every_label(tmp_path):
+    (tmp_path / "imgs").mkdir()
+    Image.fromarray(np.zeros((8, 8, 3), np.uint8)).save(tmp_path / "imgs" / "a.png")
+    (tmp_path / "multi.lst").write_text("7\t1.5\t2.5\ta.png\n")
+    assert main(["im2rec", str(tmp_path / "multi.lst"), str(tmp_path / "imgs"), "--pack-label",
+                 "--encoding", ".png", "--no-progress"]) == 0
+    reader = mx.recordio.MXIndexedRecordIO(str(tmp_path / "multi.idx"),
+                                           str(tmp_path / "multi.rec"), "r")
+    header, _ = mx.recordio.unpack(reader.read_idx(7))
+    assert header.flag == 2 and header.id == 7
+    np.testing.assert_array_equal(header.label, [1.5, 2.5])

@@ -211,3 +211,16 @@ def test_close_leaves_no_thread_behind(tmp_path):
     next(dropped)
     del dropped  # no close(): collecting the iterator stops its threads
     assert _workers() <= before
+
+
+def test_image_list_labels_override_the_records(tmp_path):
+    rec, _ = _write_rec(tmp_path, 3)
+    lst = tmp_path / "d.lst"
+    lst.write_text("".join(f"{i}\t{10 + i}\t{20 + i}\tx{i}.png\n" for i in range(3)))
+    it = mx.io.ImageRecordIter(path_imgrec=rec, path_imglist=str(lst), label_width=2,
+                               data_shape=(3, 8, 8), batch_size=3)
+    np.testing.assert_array_equal(next(it).label[0].asnumpy(),
+                                  [[10, 20], [11, 21], [12, 22]])
+    with pytest.raises(mx.MXNetError, match="line 1 .* 2 labels but label_width=1"):
+        mx.io.ImageRecordIter(path_imgrec=rec, path_imglist=str(lst), data_shape=(3, 8, 8),
+                              batch_size=3)

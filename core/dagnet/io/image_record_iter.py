@@ -3,7 +3,9 @@
 Records are found by their byte offsets (the ``.idx``, or a scan of the chunk
 headers), split into ``num_parts`` contiguous parts of near-equal size
 (``part_index`` picks one: parts are disjoint and together hold every record),
-and, per epoch, shuffled with a generator seeded by ``seed`` and the epoch.
+and, per epoch, shuffled with a generator seeded by ``seed`` and the epoch.  In a
+job started by ``dagnet launch``, each worker reads its own part with
+``part_index=kv.rank, num_parts=kv.num_workers`` (``kv`` its dist KVStore).
 
 ``preprocess_threads`` worker threads read, decode (Pillow releases the GIL
 while decoding and resizing), crop, mirror and normalize the images of each
