@@ -112,3 +112,27 @@ def test_listener_registration_errors():
     with pytest.raises(dagnet.base.MXNetError, match="string"):
         with dagnet.engine.execution_scope(3):
             pass
+
+
+def test_inline_push_waiting_behind_work_queued_for_its_own_worker(dagnet_engine):
+    """The one worker runs a function whose inline push depends on a function queued for
+    that same worker: a compensating worker runs the queue meanwhile."""
+    shared, pushed, order = dagnet_engine.new_var(), threading.Event(), []
+
+    def outer(rctx):
+        assert pushed.wait(10)
+        with dagnet.engine.run_inline():
+            dagnet_engine.push_sync(lambda r: order.append("inline"), dagnet.cpu(), [],
+                                    [shared])
+        order.append("outer done")
+
+    with dagnet.config.set(cpu_workers=1):
+        if dagnet_engine.name == "naive":
+            pushed.set()  # the push runs the function at once: nothing can be queued
+        dagnet_engine.push_sync(outer, dagnet.cpu(), [], [dagnet_engine.new_var()])
+        if not pushed.is_set():
+            dagnet_engine.push_sync(lambda r: order.append("queued"), dagnet.cpu(), [],
+                                    [shared])
+            pushed.set()
+        dagnet_engine.wait_for_all(timeout=30)
+    assert order[-2:] == ["inline", "outer done"]

@@ -289,3 +289,28 @@ def test_profiler_scopes_custom_op_work(tmp_path):
     profiler.set_config(aggregate_stats=False, filename="profile.json")
     assert "test_scale::pure_python" in names and "_backward_test_scale::pure_python" in names
     assert "test_scale::_mul_scalar" in names
+
+
+class Noisy(mx.operator.CustomOp):
+    """Draws random numbers: its inline operator call shares the random generator with
+    work the main thread queued meanwhile."""
+
+    def forward(self, is_train, req, in_data, out_data, aux):
+        noise = mx.nd.random.uniform(shape=in_data[0].shape)
+        self.assign(out_data[0], req[0], in_data[0] + noise * 0)
+
+
+@mx.operator.register("test_noisy")
+class NoisyProp(mx.operator.CustomOpProp):
+    def create_operator(self, ctx, in_shapes, in_dtypes):
+        return Noisy()
+
+
+def test_custom_ops_sharing_a_resource_with_queued_work(engine_name):
+    x, outs = mx.nd.ones((20, 20)), []
+    for _ in range(10):
+        outs.append(mx.nd.Custom(x, op_type="test_noisy"))
+        outs.append(mx.nd.random.uniform(shape=(20, 20)))
+        x = x + 1
+    mx.nd.waitall()
+    assert [o.asnumpy()[0, 0] for o in outs[::2]] == list(range(1, 11))

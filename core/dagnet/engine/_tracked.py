@@ -31,6 +31,7 @@ from .. import config
 from .._errors import EngineDeadlockError, EngineTimeoutError
 from ._base import Block, Engine, FnProperty, RunContext, Var, current_block, interruptible_wait
 from ._inline import _inline
+from ._workers import wait_blocked
 
 __all__ = ["TrackedEngine"]
 
@@ -277,9 +278,13 @@ class TrackedEngine(Engine):
         self._take(self._register, self._pushed, block)
         if not ready.is_set():
             self._drive(blocking=True)  # it may be queued behind a push another thread holds
-            interruptible_wait(ready.wait, None,
-                               lambda: f"in the inline push of {block.name!r}, waiting for "
-                                       f"the functions it depends on: {self._outstanding()}")
+            # On a worker, what it waits for may be queued behind it: a compensating
+            # worker runs the queue meanwhile.
+            if not ready.is_set() and not wait_blocked(ready):
+                interruptible_wait(ready.wait, None,
+                                   lambda: f"in the inline push of {block.name!r}, waiting "
+                                           f"for the functions it depends on: "
+                                           f"{self._outstanding()}")
         run_ctxs = self._inline_run_ctxs.__dict__
         run_ctx = run_ctxs.get(block.ctx)
         error = None

@@ -45,6 +45,8 @@ class WorkerPool:
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
         self._own = _Own()
+        self._blocked = 0  # workers waiting inside a function (wait_blocked)
+        self._extras = 0  # compensating workers running for them
 
     def submit(self, block: Block) -> None:
         """Have a worker run ``block``."""
@@ -73,6 +75,7 @@ class WorkerPool:
         run = self._run
         own = self._own
         own.worker = True
+        _worker.pool = self
         last_ctx = last_run_ctx = None  # most blocks come with the same Context object
         while True:
             block = own.next
@@ -97,6 +100,45 @@ class WorkerPool:
                 last_ctx, last_run_ctx = ctx, run_ctx
             run(block, run_ctx, error)
 
+    def _work_while_blocked(self) -> None:
+        """A compensating worker (see :func:`wait_blocked`): works like the others, and
+        ends once no more workers are blocked than compensating ones run."""
+        run_ctxs: dict[Context, Any] = {}
+        own = self._own
+        own.worker = True
+        _worker.pool = self
+        while True:
+            block = own.next
+            if block is not None:
+                own.next = None
+            else:
+                try:
+                    block = self._queue.get(timeout=_EXTRA_IDLE)
+                except queue.Empty:
+                    with self._start_lock:
+                        if self._extras > self._blocked:
+                            self._extras -= 1
+                            return
+                    continue
+                if block is None:  # the stop signal is for a regular worker
+                    self._queue.put(None)
+                    with self._start_lock:
+                        self._extras -= 1
+                    return
+            run_ctx = run_ctxs.get(block.ctx)
+            error = None
+            if run_ctx is None:
+                try:
+                    run_ctx = run_ctxs[block.ctx] = self._make_run_ctx(block.ctx)
+                except Exception as exc:
+                    error = exc
+            self._run(block, run_ctx, error)
+
+    def blocked(self) -> _Blocked:
+        """``with pool.blocked():`` around a worker's wait inside a function: while it
+        waits, a compensating worker keeps the pool's queue moving."""
+        return _Blocked(self)
+
     def stop(self, deadline: float | None = None) -> None:
         """Let the workers finish what is queued, then end them.
 
@@ -118,6 +160,52 @@ class WorkerPool:
         self._threads = []
         self._start_lock = threading.Lock()
         self._own = _Own()
+        self._blocked = self._extras = 0
+
+
+class _Worker(threading.local):
+    """Per thread: the pool it works for, if any."""
+
+    pool: WorkerPool | None = None
+
+
+_worker = _Worker()
+_EXTRA_IDLE = 0.05  # seconds a compensating worker waits for work before checking to end
+
+
+class _Blocked:
+    def __init__(self, pool: WorkerPool):
+        self._pool = pool
+
+    def __enter__(self) -> None:
+        pool = self._pool
+        with pool._start_lock:
+            pool._blocked += 1
+            if pool._extras >= pool._blocked:
+                return
+            pool._extras += 1
+        thread = threading.Thread(target=pool._work_while_blocked, daemon=True,
+                                  name=f"dagnet-{pool.name}-extra")
+        thread.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._pool._start_lock:
+            self._pool._blocked -= 1
+
+
+def wait_blocked(event: threading.Event) -> bool:
+    """On a pool's worker that must wait inside a function (a custom operator's inline
+    push waiting for its dependencies): wait for ``event`` while a compensating worker
+    runs the pool's queue, so that what it waits for is not stuck behind it.
+
+    Returns False at once on a thread that is no pool's worker (it should wait as usual).
+    """
+    pool = _worker.pool
+    if pool is None:
+        return False
+    with pool.blocked():
+        event.wait()
+    return True
 
 
 class _Own(threading.local):
