@@ -224,3 +224,22 @@ def test_image_list_labels_override_the_records(tmp_path):
     with pytest.raises(mx.MXNetError, match="line 1 .* 2 labels but label_width=1"):
         mx.io.ImageRecordIter(path_imgrec=rec, path_imglist=str(lst), data_shape=(3, 8, 8),
                               batch_size=3)
+
+
+@pytest.mark.slow
+def test_dagnet_launch_workers_read_disjoint_parts_that_cover_the_file(tmp_path):
+    pytest.importorskip("distributed", reason="dagnet launch runs on Dask distributed")
+    import os
+    import subprocess
+    import sys
+
+    rec, _ = _write_rec(tmp_path, 13)
+    job = Path(__file__).parent / "shard_job.py"
+    result = subprocess.run([sys.executable, "-m", "dagnet.cli", "launch", "-n", "2",
+                             sys.executable, str(job), rec, str(tmp_path)],
+                            capture_output=True, text=True, timeout=180, env=dict(os.environ))
+    assert result.returncode == 0, result.stdout + result.stderr
+    parts = [[int(v) for v in (tmp_path / f"rank{k}.txt").read_text().split()]
+             for k in range(2)]
+    assert sorted(parts[0] + parts[1]) == list(range(13))
+    assert not set(parts[0]) & set(parts[1]) and len(parts[0]) in (6, 7)
