@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import dagnet
+from dagnet import nd
 from dagnet import random as rnd
 
 # (function, scalar parameters, mean, variance)
@@ -118,6 +119,10 @@ def test_randint():
 @pytest.mark.parametrize("call,match", [
     (lambda: rnd.normal(0, -1.0, shape=2), "scale .* must be >= 0"),
     (lambda: rnd.gamma(0.0, 1.0, shape=2), "alpha .* must be > 0"),
+    (lambda: rnd.uniform(2.0, 1.0, shape=2), "low must not exceed high"),
+    (lambda: rnd.uniform_like(nd.ones((2,)), low=2.0, high=1.0), "low must not exceed high"),
+    (lambda: rnd.uniform(nd.array([0.0, 2.0]), nd.array([1.0, 1.0])).asnumpy(),
+     "low must not exceed high"),
     (lambda: rnd.negative_binomial(2, 1.5, shape=2), "p .* must be .*<= 1"),
     (lambda: rnd.poisson(dagnet.nd.array([1.0, -2.0])).asnumpy(), "lam .* must be >= 0"),
     (lambda: rnd.uniform(dagnet.nd.array([1.0]), 2.0), "must all be numbers or all NDArrays"),

@@ -43,14 +43,20 @@ class Distribution:
     inputs: tuple[str, ...]
     doc: str
     draw: Callable[[Any, Any, Sequence[Any], tuple], Any]
+    ordered: bool = False  # the first parameter must not exceed the second (uniform)
 
 
-def check_values(op_name: str, scalars: Sequence[Scalar], names: Sequence[str],
+def check_values(op_name: str, dist: Distribution, names: Sequence[str],
                  values: Sequence[Any], xp: Any) -> None:
-    """Raise a ParamError when a parameter (a float or an array) leaves its range."""
+    """Raise a ParamError when a parameter (a float or an array, named ``names`` in the
+    operator) leaves its range."""
     from dagnet import ParamError
 
-    for scalar, name, value in zip(scalars, names, values):
+    if dist.ordered and bool((xp.asarray(values[1]) < xp.asarray(values[0])).any()):
+        raise ParamError(f"operator {op_name!r}: {names[0]} must not exceed {names[1]}; got "
+                         f"{names[0]}={_show(xp.asarray(values[0]))}, "
+                         f"{names[1]}={_show(xp.asarray(values[1]))}")
+    for scalar, name, value in zip(dist.scalars, names, values):
         arr = xp.asarray(value)
         problems = []
         if scalar.low is not None:
@@ -131,7 +137,7 @@ DISTRIBUTIONS = {d.name: d for d in (
          Scalar("high", float, 1.0, "upper bound (exclusive)")),
         ("low", "high"),
         "the uniform distribution on ``[low, high)``",
-        _uniform),
+        _uniform, ordered=True),
     Distribution(
         "normal",
         (Scalar("loc", float, 0.0, "mean"),

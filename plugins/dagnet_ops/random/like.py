@@ -42,7 +42,7 @@ def _like_op(dist: Distribution) -> Op:
     same_shape = elemwise_shape(name)
 
     def infer_shape(attrs, ins, outs):
-        check_values(name, dist.scalars, [s.name for s in dist.scalars],
+        check_values(name, dist, [s.name for s in dist.scalars],
                      [getattr(attrs, s.name) for s in dist.scalars], np)
         return same_shape(attrs, ins, outs)
 

@@ -83,7 +83,7 @@ def _multisample_op(dist: Distribution) -> Op:
 
     def compute(attrs, ctx, inputs, req, outputs):
         xp, out = ctx.xp, outputs[0]
-        check_values(name, dist.scalars, dist.inputs, inputs, xp)
+        check_values(name, dist, dist.inputs, inputs, xp)
         extra = (1,) * len(attrs.shape)
         params = [p.astype(xp.float64).reshape(p.shape + extra) for p in inputs]
         assign(out, req[0], dist.draw(ctx.requested[0].generator, xp, params, tuple(out.shape)))
@@ -97,8 +97,8 @@ def _multisample_op(dist: Distribution) -> Op:
             high = s.high if s.high is not None else low + 3.0
             values = d.rng.uniform(low, high, size=shape)
             inputs.append(np.ceil(values) if s.type is int else values)
-        if dist.name == "uniform":  # high above low
-            inputs[1] = inputs[0] + inputs[1]
+        if dist.ordered:  # the second bound above the first
+            inputs[1] = inputs[0] + np.abs(inputs[1])
         return Case(inputs, {"shape": d.shape(d.int(0, 2))})
 
     return Op(

@@ -90,7 +90,7 @@ def _make_infer_type(default):
 
 def _checker(name, dist):
     def check(attrs):
-        check_values(name, dist.scalars, [s.name for s in dist.scalars],
+        check_values(name, dist, [s.name for s in dist.scalars],
                      [getattr(attrs, s.name) for s in dist.scalars], np)
 
     return check
@@ -113,6 +113,9 @@ def draw_scalars(d: Draw, dist: Distribution) -> dict:
         low = 0.0 if s.low is None else s.low + (0.1 if s.open_low else 0.0)
         high = s.high if s.high is not None else low + 3.0
         params[s.name] = d.int(1, 4, s.name) if s.type is int else d.float(low, high, s.name)
+    if dist.ordered:  # the second bound above the first
+        first, second = (s.name for s in dist.scalars)
+        params[second] = params[first] + abs(params[second])
     return params
 
 
