@@ -126,7 +126,8 @@ def test_plan_backward_runs_composed_rules_only_for_callers_that_run_them():
 def test_every_covered_backward_op_declares_a_composed_rule():
     binary = [f"{flavour}_{key}" for key in BINARY for flavour in ("broadcast",)]
     for name in [*UNARY, *FLAVOURS.values(), *binary, "add_n", "FullyConnected", "Dropout",
-                 "Activation", "LeakyReLU", "dot", "batch_dot"]:
+                 "Activation", "LeakyReLU", "dot", "batch_dot", "Convolution",
+                 "Deconvolution"]:
         op = dagnet.operator.get_op(name)
         assert isinstance(dagnet.operator.get_op(op.gradient.backward).gradient,
                           ComposedGradient), name
@@ -577,3 +578,45 @@ def test_prelu_mixed_second_derivatives_match_central_differences(engine, gamma_
     xv[np.abs(xv) < 0.05] = -0.3
     gv = RNG.uniform(0.1, 0.9, gamma_shape)
     _check_mixed("LeakyReLU", {"act_type": "prelu"}, xv, gv, xv.shape)
+
+
+# -- Convolution and Deconvolution ---------------------------------------------------------------
+def _affine_second(op, params, xv, wv, bv, heads, create_graph):
+    """Gradients of ``op(x, w, b)`` for the head ``heads[0]``; with ``create_graph`` the
+    gradient of their contraction with ``heads[1:]`` with respect to (x, w, b)."""
+    arrays = [nd.array(v, dtype=np.float64) for v in (xv, wv, bv)]
+    for array in arrays:
+        array.attach_grad()
+    with autograd.record():
+        y = dagnet.ndarray.invoke(op, arrays, params)
+        firsts = autograd.grad(y, arrays, head_grads=nd.array(heads[0], dtype=np.float64),
+                               create_graph=create_graph)
+        if not create_graph:
+            return float(sum((f.asnumpy() * h).sum() for f, h in zip(firsts, heads[1:])))
+        return autograd.grad(firsts, arrays,
+                             head_grads=[nd.array(h, dtype=np.float64) for h in heads[1:]])
+
+
+@pytest.mark.parametrize("op,params,x_shape,w_shape,out_shape", [
+    ("Convolution", {"kernel": (2, 2), "num_filter": 2, "pad": (1, 0)}, (1, 2, 3, 2),
+     (2, 2, 2, 2), (1, 2, 4, 1)),
+    ("Convolution", {"kernel": (3,), "num_filter": 2, "stride": (2,), "num_group": 2},
+     (1, 4, 5), (2, 2, 3), (1, 2, 2)),
+    ("Deconvolution", {"kernel": (2, 2), "num_filter": 2, "stride": (2, 2), "no_bias": False},
+     (1, 3, 2, 2),
+     (3, 2, 2, 2), (1, 2, 4, 4)),
+])
+def test_convolution_mixed_second_derivatives_match_central_differences(engine, op, params,
+                                                                        x_shape, w_shape,
+                                                                        out_shape):
+    xv, wv = RNG.standard_normal(x_shape), RNG.standard_normal(w_shape)
+    bv = RNG.standard_normal((params["num_filter"],))
+    heads = [RNG.standard_normal(s) for s in (out_shape, x_shape, w_shape, bv.shape)]
+    dx, dw, db = _affine_second(op, params, xv, wv, bv, heads, True)
+    np.testing.assert_allclose(
+        dx.asnumpy(), _central(lambda v: _affine_second(op, params, v, wv, bv, heads, False), xv),
+        rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        dw.asnumpy(), _central(lambda v: _affine_second(op, params, xv, v, bv, heads, False), wv),
+        rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(db.asnumpy(), np.zeros(bv.shape))  # nothing depends on b

@@ -12,7 +12,8 @@ import math
 from typing import Any
 
 __all__ = ["fully_connected_backward_gradient", "dropout_backward_gradient",
-           "activation_backward_gradient", "leaky_relu_backward_gradient"]
+           "activation_backward_gradient", "leaky_relu_backward_gradient",
+           "affine_backward_gradient"]
 
 
 def _as_matrix(F: Any, array: Any, attrs: Any, features: int) -> Any:
@@ -138,3 +139,33 @@ def _prelu(F: Any, attrs: Any, out_grads: list, inputs: list, needed: list) -> l
         axes = tuple(a for a in range(len(x.shape)) if a != 1 or gamma.shape == (1,))
         grads[2] = F.reshape_like(F.sum(per_element, axis=axes), gamma)
     return grads
+
+
+def affine_backward_gradient(forward: str):
+    """The rule of the backward op of ``forward``, a product bilinear in its data ``x`` and
+    weight ``w`` plus an optional bias: ``y = P(x, w) + B(b)`` (Convolution,
+    Deconvolution).  Its backward writes ``(Dx(dy, w), Dw(dy, x)[, B^T dy])``; given head
+    gradients ``(gx, gw[, gb])`` its gradient is ``P(gx, w) + P(x, gw) + B(gb)`` -- the
+    forward op twice -- for ``dy``, ``Dx(dy, gw)`` for ``x`` and ``Dw(dy, gx)`` for ``w``
+    (the backward op again), none for the bias."""
+    backward = f"_backward_{forward}"
+
+    def compose(F: Any, attrs: Any, out_grads: list, inputs: list, outputs: Any,
+                needed: list) -> list:
+        gx, gw = out_grads[0], out_grads[1]
+        dy, x, w, rest = inputs[0], inputs[1], inputs[2], list(inputs[3:])
+        params = {k: v for k, v in attrs.to_dict().items() if v is not None}
+        op = getattr(F, forward)
+        grads: list = [None] * len(inputs)
+        if needed[0]:
+            through_x = op(gx, w, **{**params, "no_bias": True})
+            through_w = (op(x, gw, **{**params, "no_bias": True}) if attrs.no_bias
+                         else op(x, gw, out_grads[2], **params))
+            grads[0] = F.elemwise_add(through_x, through_w)
+        if needed[1]:
+            grads[1] = F.call(backward, [dy, x, gw, *rest], attrs, like=[x, w, *rest])[0]
+        if needed[2]:
+            grads[2] = F.call(backward, [dy, gx, w, *rest], attrs, like=[x, w, *rest])[1]
+        return grads
+
+    return compose

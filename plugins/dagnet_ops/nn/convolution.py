@@ -10,6 +10,7 @@ from dagnet.operator import (
     REQUIRED,
     XP,
     Case,
+    ComposedGradient,
     Domain,
     Field,
     Gradient,
@@ -23,6 +24,7 @@ from dagnet.operator import (
 from .._draw import Draw
 from ._common import set_shape, spatial
 from ._im2col import conv_forward, conv_grad_data, conv_grad_weight, window_count
+from ._second_order import affine_backward_gradient
 
 __all__ = ["OPS", "ConvolutionParam", "conv_geometry"]
 
@@ -190,6 +192,7 @@ separately.  Only channel-first layouts (NCW, NCHW, NCDHW) are computed;
 
 BackwardConvolution = Op(
     "_backward_Convolution",
+    gradient=ComposedGradient(affine_backward_gradient("Convolution")),
     params=ConvolutionParam,
     num_inputs=lambda a: 3 if a.no_bias else 4,
     num_outputs=lambda a: 2 if a.no_bias else 3,

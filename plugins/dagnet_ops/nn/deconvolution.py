@@ -10,6 +10,7 @@ from dagnet.operator import (
     REQUIRED,
     XP,
     Case,
+    ComposedGradient,
     Domain,
     Field,
     Gradient,
@@ -23,6 +24,7 @@ from dagnet.operator import (
 from .._draw import Draw
 from ._common import set_shape, spatial
 from ._im2col import conv_forward, conv_grad_data, conv_grad_weight
+from ._second_order import affine_backward_gradient
 from .convolution import CHANNEL_FIRST, conv_geometry
 
 __all__ = ["OPS"]
@@ -193,6 +195,7 @@ is the data-gradient of ``Convolution``; its gradient is a convolution.""",
 
 BackwardDeconvolution = Op(
     "_backward_Deconvolution",
+    gradient=ComposedGradient(affine_backward_gradient("Deconvolution")),
     params=DeconvolutionParam,
     num_inputs=lambda a: 3 if a.no_bias else 4,
     num_outputs=lambda a: 2 if a.no_bias else 3,
