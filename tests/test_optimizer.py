@@ -248,7 +248,7 @@ def test_multi_precision_updates_a_float32_master_copy():
     w = mx.nd.array(weight).astype("float16")
     for g in grads:
         updater(0, mx.nd.array(g).astype("float16"), w)
-    master, mom = updater.states[0]
+    mom, master = updater.states[0]  # SGD's order in MXNet: (momentum, master copy)
     assert master.dtype == np.float32 and mom.dtype == np.float32 and w.dtype == np.float16
     expected = numpy_sgd(weight.astype(np.float16).astype(np.float32),
                          [g.astype(np.float16) for g in grads], 0.1, momentum=0.9)

@@ -224,6 +224,10 @@ class Optimizer:
     def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         """:meth:`update`; with a float32 master copy the update applies to the copy (with
         the gradient cast to float32), which is then cast back into ``weight``."""
+        if isinstance(index, (list, tuple)):  # several weights at once, each on its own
+            for idx, w, g, st in zip(index, weight, grad, state):
+                self.update_multi_precision(idx, w, g, st)
+            return
         if self.multi_precision and weight.dtype == np.float16:
             master, inner = state
             self.update(index, master, grad.astype(np.float32), inner)

@@ -323,11 +323,13 @@ class LAMB(Optimizer):
             mean_hat = mean / (1.0 - self.beta1 ** t)
             var_hat = var / (1.0 - self.beta2 ** t)
         direction = mean_hat / (ndarray.sqrt(var_hat) + self.epsilon) + wd * weight
-        r1 = float(ndarray.norm(weight).asscalar())
+        # the trust ratio stays on the device: no wait for the norms
+        r1 = ndarray.norm(weight)
         if self.lower_bound:
-            r1 = max(r1, self.lower_bound)
+            r1 = ndarray.maximum(r1, self.lower_bound)
         if self.upper_bound:
-            r1 = min(r1, self.upper_bound)
-        r2 = float(ndarray.norm(direction).asscalar())
-        ratio = 1.0 if r1 == 0.0 or r2 == 0.0 else r1 / r2
-        weight[:] = weight - (lr * ratio) * direction
+            r1 = ndarray.minimum(r1, self.upper_bound)
+        r2 = ndarray.norm(direction)
+        both = (r1 > 0) * (r2 > 0)
+        ratio = ndarray.where(both, r1 / (r2 + (r2 == 0)), ndarray.ones_like(r1))
+        weight[:] = weight - ndarray.broadcast_mul(lr * direction, ratio)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from .. import ndarray, random
 from .._argcheck import real
 from ._base import Optimizer, register
@@ -34,6 +36,25 @@ class SGD(Optimizer):
         if self.momentum == 0.0:
             return None
         return ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype)
+
+    def create_state_multi_precision(self, index: Any, weight: Any) -> Any:
+        """For a float16 weight with ``multi_precision``: ``(momentum, float32 master)``
+        (MXNet's order for SGD and NAG); otherwise :meth:`create_state`."""
+        if self.multi_precision and weight.dtype == np.float16:
+            master = weight.astype(np.float32)
+            return (self.create_state(index, master), master)
+        return super().create_state_multi_precision(index, weight)
+
+    def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
+        """:meth:`update`; a float16 weight with ``multi_precision`` is updated through its
+        float32 master copy, which is then cast back into ``weight``."""
+        if not isinstance(index, (list, tuple)) and self.multi_precision \
+                and weight.dtype == np.float16:
+            momentum, master = state
+            self.update(index, master, grad.astype(np.float32), momentum)
+            ndarray.cast(master, dtype=weight.dtype, out=weight)
+        else:
+            super().update_multi_precision(index, weight, grad, state)
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         """One SGD step on ``weight`` (and ``state``, the momentum), in place."""
