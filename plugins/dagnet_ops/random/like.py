@@ -39,16 +39,11 @@ def _params_class(dist: Distribution) -> type[Params]:
 
 def _like_op(dist: Distribution) -> Op:
     name = f"_random_{dist.name}_like"
-    same_shape = elemwise_shape(name)
-
-    def infer_shape(attrs, ins, outs):
-        check_values(name, dist, [s.name for s in dist.scalars],
-                     [getattr(attrs, s.name) for s in dist.scalars], np)
-        return same_shape(attrs, ins, outs)
 
     def compute(attrs, ctx, inputs, req, outputs):
         out = outputs[0]
         values = [getattr(attrs, s.name) for s in dist.scalars]
+        check_values(name, dist, [s.name for s in dist.scalars], values, np)
         assign(out, req[0], dist.draw(ctx.requested[0].generator, ctx.xp, values,
                                       tuple(out.shape)))
 
@@ -63,7 +58,7 @@ def _like_op(dist: Distribution) -> Op:
         num_inputs=1,
         input_names=["data"],
         output_names=["output"],
-        infer_shape=infer_shape,
+        infer_shape=elemwise_shape(name),
         infer_type=elemwise_type,
         compute={XP: compute},
         gradient=ZeroGradient(),

@@ -3,8 +3,9 @@
 generalized_negative_binomial), and ``_random_randint``.
 
 The stream comes from the device's generator (``ResourceRequest('random')``), so
-``dagnet.random.seed(n)`` makes every draw reproducible.  Parameters are checked when
-the call is made (shape inference), so a bad value fails at once, not at the next wait.
+``dagnet.random.seed(n)`` makes every draw reproducible.  Parameter values are checked
+by the kernel, as in MXNet: a bad value (a negative ``scale``) fails the operation, and
+the error is raised at the next wait on its output (MXNet's exception tests rely on it).
 """
 
 from __future__ import annotations
@@ -63,10 +64,8 @@ def _params_class(dist: Distribution) -> type[Params]:
     return type(name, (Params,), {**fields, **_common_fields()})
 
 
-def _make_infer_shape(name, check=None):
+def _make_infer_shape(name):
     def infer(attrs, ins, outs):
-        if check is not None:
-            check(attrs)
         shape = outs[0]
         if attrs.shape:
             wanted = tuple(attrs.shape)
@@ -88,18 +87,11 @@ def _make_infer_type(default):
     return infer
 
 
-def _checker(name, dist):
-    def check(attrs):
-        check_values(name, dist, [s.name for s in dist.scalars],
-                     [getattr(attrs, s.name) for s in dist.scalars], np)
-
-    return check
-
-
-def _kernel(dist):
+def _kernel(name, dist):
     def compute(attrs, ctx, inputs, req, outputs):
         out = outputs[0]
         values = [getattr(attrs, s.name) for s in dist.scalars]
+        check_values(name, dist, [s.name for s in dist.scalars], values, np)
         assign(out, req[0], dist.draw(ctx.requested[0].generator, ctx.xp, values,
                                       tuple(out.shape)))
 
@@ -132,8 +124,7 @@ the declarations, shapes and the ``null`` write mode (``add`` is not supported,
 like MXNet's samplers, which only write); the distribution is tested directly."""
 
 
-def sampler(name, params, compute, domain, doc, aliases=(), check=None,
-            default_dtype="float32"):
+def sampler(name, params, compute, domain, doc, aliases=(), default_dtype="float32"):
     """A sampler without inputs: output shape from ``shape=`` or the output array."""
     return Op(
         name,
@@ -142,7 +133,7 @@ def sampler(name, params, compute, domain, doc, aliases=(), check=None,
         num_inputs=0,
         input_names=[],
         output_names=["output"],
-        infer_shape=_make_infer_shape(name, check),
+        infer_shape=_make_infer_shape(name),
         infer_type=_make_infer_type(default_dtype),
         compute={XP: compute},
         gradient=NoGradient("sampling"),
@@ -157,8 +148,8 @@ def _distribution_sampler(dist: Distribution) -> Op:
     name = f"_random_{dist.name}"
     aliases = (f"random_{dist.name}",) + ((dist.name,) if dist.name in ("uniform", "normal")
                                           else ())
-    return sampler(name, _params_class(dist), _kernel(dist), _domain(dist),
-                   f"Samples from {dist.doc}.", aliases, _checker(name, dist))
+    return sampler(name, _params_class(dist), _kernel(name, dist), _domain(dist),
+                   f"Samples from {dist.doc}.", aliases)
 
 
 # -- randint ---------------------------------------------------------------------------
@@ -172,13 +163,10 @@ class RandIntParam(Params):
                   choices=("int32", "int64"))
 
 
-def _check_randint(attrs):
+def _randint(attrs, ctx, inputs, req, outputs):
     if attrs.high <= attrs.low:
         raise ParamError(f"operator '_random_randint': low={attrs.low} must be below "
                          f"high={attrs.high} (samples lie in [low, high))")
-
-
-def _randint(attrs, ctx, inputs, req, outputs):
     out = outputs[0]
     info = np.iinfo(out.dtype)
     if attrs.low < info.min or attrs.high - 1 > info.max:
@@ -199,6 +187,6 @@ def _sample_randint(draw):
 RandInt = sampler(
     "_random_randint", RandIntParam, _randint, Domain(_sample_randint, None),
     "Samples integers uniformly from ``[low, high)``.", ("random_randint",),
-    _check_randint, default_dtype="int32")
+    default_dtype="int32")
 
 OPS = [_distribution_sampler(d) for d in DISTRIBUTIONS.values()] + [RandInt]
