@@ -3,7 +3,7 @@
 ``seed`` restarts the devices' generators.  The samplers take their distribution's
 parameters either as numbers (one distribution: the ``_random_<d>`` operators, with
 ``shape`` samples on ``ctx``) or all as NDArrays of one shape ``P`` (one distribution
-per element: the ``_samples_<d>`` operators, output shape ``P + shape``)::
+per element: the ``_sample_<d>`` operators, output shape ``P + shape``)::
 
     mx.random.normal(0, 1, shape=(2, 3))                      # 2x3 samples
     mx.random.normal(mx.nd.array([0, 10]), mx.nd.array([1, 2]), shape=4)   # 2x4
