@@ -127,7 +127,7 @@ def test_every_covered_backward_op_declares_a_composed_rule():
     binary = [f"{flavour}_{key}" for key in BINARY for flavour in ("broadcast",)]
     for name in [*UNARY, *FLAVOURS.values(), *binary, "add_n", "FullyConnected", "Dropout",
                  "Activation", "LeakyReLU", "dot", "batch_dot", "Convolution",
-                 "Deconvolution"]:
+                 "Deconvolution", "softmax", "log_softmax", "softmin"]:
         op = dagnet.operator.get_op(name)
         assert isinstance(dagnet.operator.get_op(op.gradient.backward).gradient,
                           ComposedGradient), name
@@ -620,3 +620,54 @@ def test_convolution_mixed_second_derivatives_match_central_differences(engine, 
         dw.asnumpy(), _central(lambda v: _affine_second(op, params, xv, v, bv, heads, False), wv),
         rtol=1e-6, atol=1e-8)
     np.testing.assert_array_equal(db.asnumpy(), np.zeros(bv.shape))  # nothing depends on b
+
+
+# -- softmax family ------------------------------------------------------------------------------
+@pytest.mark.parametrize("name,params", [
+    ("softmax", {"axis": -1}), ("softmax", {"axis": 0, "temperature": 2.0}),
+    ("log_softmax", {"axis": 1}), ("log_softmax", {"axis": 0, "temperature": 0.7}),
+    ("softmin", {"axis": -1})])
+def test_softmax_second_derivatives_match_central_differences(engine, name, params):
+    xv = RNG.standard_normal((2, 3))
+    head1, head2 = RNG.standard_normal(xv.shape), RNG.standard_normal(xv.shape)
+
+    def first(values, create_graph=False):
+        x = nd.array(values, dtype=np.float64)
+        x.attach_grad()
+        with autograd.record():
+            y = dagnet.ndarray.invoke(name, [x], params)
+        return x, autograd.grad(y, x, head_grads=nd.array(head1, dtype=np.float64),
+                                create_graph=create_graph)[0]
+
+    x, grad = first(xv, create_graph=True)
+    with autograd.record():
+        second = autograd.grad(grad, x, head_grads=nd.array(head2, dtype=np.float64))[0]
+
+    def contracted(values):
+        return float((first(values)[1].asnumpy() * head2).sum())
+
+    np.testing.assert_allclose(second.asnumpy(), _central(contracted, xv), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name,params", [
+    ("softmax", {"axis": 0, "temperature": 2.0}), ("log_softmax", {"axis": 1}),
+    ("softmin", {"axis": -1})])
+def test_softmax_gradient_of_the_head_gradient_is_the_forward_directional_derivative(
+        engine, name, params):
+    """``d <J^T h, G> / dh = J G``: the forward's derivative along G, by central differences."""
+    xv, direction = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 3))
+    x = nd.array(xv, dtype=np.float64)
+    x.attach_grad()
+    head = nd.array(RNG.standard_normal((2, 3)), dtype=np.float64)
+    head.attach_grad()
+    with autograd.record():
+        y = dagnet.ndarray.invoke(name, [x], params)
+        gx = autograd.grad(y, x, head_grads=head * 1.0, create_graph=True)[0]
+        total = (gx * nd.array(direction, dtype=np.float64)).sum()
+    total.backward()
+
+    def forward(values):
+        return dagnet.ndarray.invoke(name, [nd.array(values, dtype=np.float64)], params).asnumpy()
+
+    numeric = (forward(xv + EPS * direction) - forward(xv - EPS * direction)) / (2 * EPS)
+    np.testing.assert_allclose(head.grad.asnumpy(), numeric, rtol=1e-6, atol=1e-8)

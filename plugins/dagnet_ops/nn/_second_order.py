@@ -13,7 +13,7 @@ from typing import Any
 
 __all__ = ["fully_connected_backward_gradient", "dropout_backward_gradient",
            "activation_backward_gradient", "leaky_relu_backward_gradient",
-           "affine_backward_gradient"]
+           "affine_backward_gradient", "softmax_backward_gradient"]
 
 
 def _as_matrix(F: Any, array: Any, attrs: Any, features: int) -> Any:
@@ -167,5 +167,44 @@ def affine_backward_gradient(forward: str):
         if needed[2]:
             grads[2] = F.call(backward, [dy, gx, w, *rest], attrs, like=[x, w, *rest])[1]
         return grads
+
+    return compose
+
+
+def softmax_backward_gradient(log: bool, negate: bool):
+    """The rule of ``_backward_softmax`` / ``_backward_log_softmax`` / ``_backward_softmin``,
+    whose inputs are ``(dy, y)``; with ``c = (-1 if negate else 1) / temperature`` and sums
+    ``<a, b>`` along ``axis``:
+
+    - softmax: ``dx = c y (dy - <dy, y>)``: ``dy`` gets ``c y (g - <g, y>)``, ``y`` gets
+      ``c (g dy - g <dy, y> - dy <g, y>)``;
+    - log_softmax: ``dx = c (dy - e^y <dy, 1>)``: ``dy`` gets ``c (g - <g, e^y>)``, ``y``
+      gets ``-c g e^y <dy, 1>``.
+    """
+
+    def compose(F: Any, attrs: Any, out_grads: list, inputs: list, outputs: Any,
+                needed: list) -> list:
+        g, (dy, y) = out_grads[0], inputs
+        scale = (-1.0 if negate else 1.0) / (attrs.temperature or 1.0)
+
+        def total(a: Any) -> Any:  # the sum along the softmax axis, kept for broadcasting
+            return F.sum(a, axis=attrs.axis, keepdims=True)
+
+        d_dy = d_y = None
+        if log:
+            e_y = F.exp(y)
+            if needed[0]:
+                d_dy = F.broadcast_sub(g, total(F.elemwise_mul(g, e_y)))
+            if needed[1]:
+                d_y = F.negative(F.broadcast_mul(F.elemwise_mul(g, e_y), total(dy)))
+        else:
+            g_y = total(F.elemwise_mul(g, y))
+            if needed[0]:
+                d_dy = F.elemwise_mul(y, F.broadcast_sub(g, g_y))
+            if needed[1]:
+                dy_y = total(F.elemwise_mul(dy, y))
+                d_y = F.elemwise_sub(F.elemwise_mul(g, F.broadcast_sub(dy, dy_y)),
+                                     F.broadcast_mul(dy, g_y))
+        return [None if d is None else F._mul_scalar(d, scalar=scale) for d in (d_dy, d_y)]
 
     return compose

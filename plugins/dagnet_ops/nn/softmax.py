@@ -9,6 +9,7 @@ from dagnet import ShapeError
 from dagnet.operator import (
     XP,
     Case,
+    ComposedGradient,
     Domain,
     DType,
     Field,
@@ -24,6 +25,7 @@ from dagnet.operator import (
 
 from .._draw import Draw
 from ._common import data_type, set_shape
+from ._second_order import softmax_backward_gradient
 
 __all__ = ["OPS"]
 
@@ -191,6 +193,7 @@ computed stably.  Gradient: ``dx = (dy - exp(y) * sum(dy, axis)) / T``.""",
         f"_backward_{name}", params=params, num_inputs=2,
         num_outputs=lambda a: 2 if _uses_length(a) else 1,
         compute={XP: backward}, is_backward=True, forward_op=name,
+        gradient=ComposedGradient(softmax_backward_gradient(log, negate)),
     )
     return [forward_op, backward_op]
 
