@@ -127,7 +127,8 @@ def test_every_covered_backward_op_declares_a_composed_rule():
     binary = [f"{flavour}_{key}" for key in BINARY for flavour in ("broadcast",)]
     for name in [*UNARY, *FLAVOURS.values(), *binary, "add_n", "FullyConnected", "Dropout",
                  "Activation", "LeakyReLU", "dot", "batch_dot", "Convolution",
-                 "Deconvolution", "softmax", "log_softmax", "softmin"]:
+                 "Deconvolution", "softmax", "log_softmax", "softmin", "Pooling",
+                 "Embedding"]:
         op = dagnet.operator.get_op(name)
         assert isinstance(dagnet.operator.get_op(op.gradient.backward).gradient,
                           ComposedGradient), name
@@ -434,6 +435,8 @@ LINEAR = [
     ("expand_dims", {"axis": 1}), ("slice_axis", {"axis": 1, "begin": 0, "end": 2}),
     ("tile", {"reps": (1, 2, 1)}), ("repeat", {"repeats": 2, "axis": 1}),
     ("sum", {"axis": 1}), ("mean", {"axis": (0, 2), "keepdims": True}), ("sum", {}),
+    ("Pooling", {"kernel": (2,), "pool_type": "avg"}),
+    ("Pooling", {"kernel": (2,), "pool_type": "sum", "stride": (1,), "pad": (1,)}),
 ]
 
 
@@ -671,3 +674,28 @@ def test_softmax_gradient_of_the_head_gradient_is_the_forward_directional_deriva
 
     numeric = (forward(xv + EPS * direction) - forward(xv - EPS * direction)) / (2 * EPS)
     np.testing.assert_allclose(head.grad.asnumpy(), numeric, rtol=1e-6, atol=1e-8)
+
+
+def test_max_pooling_gradient_refuses_to_differentiate_again(engine):
+    x = nd.array(RNG.standard_normal((1, 2, 4)), dtype=np.float64)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.Pooling(x, kernel=(2,), pool_type="max")
+        gx = autograd.grad(y, x, create_graph=True)[0]
+        with pytest.raises(autograd.HigherOrderGradientError, match="max pooling"):
+            autograd.grad(gx, x)
+
+
+def test_embedding_weight_gradient_is_differentiable_in_its_head_gradient(engine):
+    data = nd.array([[0, 2], [2, 1]], dtype=np.float64)
+    weight = nd.array(RNG.standard_normal((3, 4)), dtype=np.float64)
+    weight.attach_grad()
+    head = nd.array(RNG.standard_normal((2, 2, 4)), dtype=np.float64)
+    head.attach_grad()
+    contraction = nd.array(RNG.standard_normal((3, 4)), dtype=np.float64)
+    with autograd.record():
+        y = nd.Embedding(data, weight, input_dim=3, output_dim=4)
+        gw = autograd.grad(y, weight, head_grads=head * 1.0, create_graph=True)[0]
+        (gw * contraction).sum().backward()
+    expected = nd.Embedding(data, contraction, input_dim=3, output_dim=4)
+    np.testing.assert_allclose(head.grad.asnumpy(), expected.asnumpy(), rtol=1e-12)

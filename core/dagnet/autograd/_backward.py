@@ -366,8 +366,13 @@ def _composed_step(step: Any, head_grads: list[NDArray], in_data: list | None,
     when the pass records); each result joins the parts of the entry it feeds."""
     node = step.node
     needed = [entry is not None for _, entry in step.targets]
-    results = list(step.rule.compose(OPS, node.call.attrs, head_grads, in_data, out_data,
-                                     needed))
+    try:
+        results = list(step.rule.compose(OPS, node.call.attrs, head_grads, in_data, out_data,
+                                         needed))
+    except NotImplementedError as error:  # the rule has no gradient for these parameters
+        raise HigherOrderGradientError(
+            f"cannot differentiate the gradient computed by {node.call.name!r} again: {error}"
+        ) from None
     if len(results) != len(step.targets):
         raise AutogradError(
             f"the composed gradient rule of operator {node.call.name!r} returned "

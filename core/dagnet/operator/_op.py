@@ -107,6 +107,8 @@ class ComposedGradient:
     parsed parameters ``attrs``.  ``out_grads`` are the head gradients of the visible
     outputs; ``inputs``/``outputs`` the operator's inputs and outputs (None unless ``uses``
     names them); ``needed[i]`` tells whether gradient ``i`` is used (others may be None).
+    ``compose`` raises ``NotImplementedError`` (with the reason) for parameters it has no
+    gradient for (max pooling); autograd reports it as a ``HigherOrderGradientError``.
     """
 
     compose: Callable[..., Sequence[Any]]

@@ -13,7 +13,8 @@ from typing import Any
 
 __all__ = ["fully_connected_backward_gradient", "dropout_backward_gradient",
            "activation_backward_gradient", "leaky_relu_backward_gradient",
-           "affine_backward_gradient", "softmax_backward_gradient"]
+           "affine_backward_gradient", "softmax_backward_gradient",
+           "pooling_backward_gradient", "embedding_backward_gradient"]
 
 
 def _as_matrix(F: Any, array: Any, attrs: Any, features: int) -> Any:
@@ -154,7 +155,7 @@ def affine_backward_gradient(forward: str):
                 needed: list) -> list:
         gx, gw = out_grads[0], out_grads[1]
         dy, x, w, rest = inputs[0], inputs[1], inputs[2], list(inputs[3:])
-        params = {k: v for k, v in attrs.to_dict().items() if v is not None}
+        params = _params(attrs)
         op = getattr(F, forward)
         grads: list = [None] * len(inputs)
         if needed[0]:
@@ -208,3 +209,30 @@ def softmax_backward_gradient(log: bool, negate: bool):
         return [None if d is None else F._mul_scalar(d, scalar=scale) for d in (d_dy, d_y)]
 
     return compose
+
+
+def _params(attrs: Any) -> dict:
+    """The parsed parameters to call the forward op with (unset optional ones left out)."""
+    return {k: v for k, v in attrs.to_dict().items() if v is not None}
+
+
+def pooling_backward_gradient(F: Any, attrs: Any, out_grads: list, inputs: list, outputs: Any,
+                              needed: list) -> list:
+    """The gradient of ``_backward_Pooling(dy, x, y)``: avg and sum pooling are linear, so
+    ``dy`` gets the pooling of the head gradient; max and lp pooling route ``dy`` by the
+    values of ``x``, whose gradient is not available again (as in MXNet)."""
+    if attrs.pool_type not in ("avg", "sum"):
+        raise NotImplementedError(
+            f"the gradient of {attrs.pool_type} pooling cannot be differentiated again; "
+            f"avg and sum pooling's can")
+    return [F.Pooling(out_grads[0], **_params(attrs)) if needed[0] else None, None, None]
+
+
+def embedding_backward_gradient(F: Any, attrs: Any, out_grads: list, inputs: list,
+                                outputs: Any, needed: list) -> list:
+    """The gradient of ``_backward_Embedding(dy, data, weight)``, linear in ``dy`` (it adds
+    the rows of ``dy`` into the rows ``data`` names): ``dy`` gets the lookup of the weight's
+    head gradient; the indices and the weight get none."""
+    data = inputs[1]
+    first = F.Embedding(data, out_grads[1], **_params(attrs)) if needed[0] else None
+    return [first, None, None]

@@ -8,6 +8,7 @@ from dagnet.operator import (
     REQUIRED,
     XP,
     Case,
+    ComposedGradient,
     Domain,
     DType,
     Field,
@@ -21,6 +22,7 @@ from dagnet.operator import (
 
 from .._draw import Draw
 from ._common import scatter_add, set_shape
+from ._second_order import embedding_backward_gradient
 
 __all__ = ["OPS"]
 
@@ -104,7 +106,8 @@ row it was read from (repeated indices accumulate); ``data`` gets a zero gradien
 
 BackwardEmbedding = Op(
     "_backward_Embedding", params=EmbeddingParam, num_inputs=3, num_outputs=2,
-    compute={XP: _backward}, is_backward=True, forward_op="Embedding",
+    compute={XP: _backward}, gradient=ComposedGradient(embedding_backward_gradient),
+    is_backward=True, forward_op="Embedding",
 )
 
 OPS = [Embedding, BackwardEmbedding]

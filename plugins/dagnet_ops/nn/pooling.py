@@ -8,11 +8,23 @@ import math
 import numpy as np
 
 from dagnet import ShapeError
-from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, Shape, assign
+from dagnet.operator import (
+    XP,
+    Case,
+    ComposedGradient,
+    Domain,
+    Field,
+    Gradient,
+    Op,
+    Params,
+    Shape,
+    assign,
+)
 
 from .._draw import Draw
 from ._common import set_shape, spatial
 from ._im2col import kernel_first, pad_spatial, scatter_windows, windows
+from ._second_order import pooling_backward_gradient
 
 __all__ = ["OPS"]
 
@@ -267,6 +279,7 @@ windows (``floor``), ``'full'`` adds a last partial window (``ceil``),
 
 BackwardPooling = Op(
     "_backward_Pooling", params=PoolingParam, num_inputs=3, compute={XP: _backward},
+    gradient=ComposedGradient(pooling_backward_gradient),
     is_backward=True, forward_op="Pooling",
 )
 
