@@ -172,9 +172,9 @@ def test_bad_parameters_raise(tmp_path):
                               data_shape=(3, 8, 8), batch_size=2)
     with pytest.raises(mx.MXNetError, match="data_shape"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(5, 8, 8), batch_size=2)
-    with pytest.raises(mx.MXNetError, match="max_rotate_angle"):
+    with pytest.raises(mx.MXNetError, match="random_h"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
-                              max_rotate_angle=10)
+                              random_h=10)
     with pytest.raises(mx.MXNetError, match="part_index"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
                               num_parts=2, part_index=2)
@@ -243,3 +243,33 @@ def test_dagnet_launch_workers_read_disjoint_parts_that_cover_the_file(tmp_path)
              for k in range(2)]
     assert sorted(parts[0] + parts[1]) == list(range(13))
     assert not set(parts[0]) & set(parts[1]) and len(parts[0]) in (6, 7)
+
+
+def test_affine_rotation_and_random_contrast(tmp_path):
+    rec, _ = _write_rec(tmp_path, 2, size=(8, 8))
+    plain = next(mx.io.ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 8, 8),
+                                            batch_size=2)).data[0].asnumpy()
+    turned = next(mx.io.ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 8, 8),
+                                             batch_size=2, rotate=90,
+                                             fill_value=0)).data[0].asnumpy()
+    # MXNet's matrix for 90 degrees: output (x, y) reads input (8 - y, x), so the
+    # first row falls outside the input and takes fill_value (cos 90 is 6e-17, not 0, so
+    # the bilinear weights may round one level off)
+    for y in range(1, 8):
+        for x in range(8):
+            np.testing.assert_allclose(turned[:, :, y, x].astype(int),
+                                       plain[:, :, x, 8 - y].astype(int), atol=1)
+    assert not turned[:, :, 0, :].any()
+    base = dict(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2, mean_r=100, mean_g=100,
+                mean_b=100)
+    normal = next(mx.io.ImageRecordIter(**base)).data[0].asnumpy()
+    jittered = next(mx.io.ImageRecordIter(max_random_contrast=0.5, max_random_illumination=3,
+                                          **base)).data[0].asnumpy()
+    for k in range(2):  # an affine change of the normalized values per image
+        slope, offset = np.polyfit(normal[k].ravel(), jittered[k].ravel(), 1)
+        assert 0.5 <= slope <= 1.5 and abs(offset) <= 3 + 1e-3
+        np.testing.assert_allclose(jittered[k], normal[k] * slope + offset, atol=1e-3)
+    scaled = mx.io.ImageRecordIter(max_random_scale=1.5, min_random_scale=1.2,
+                                   max_shear_ratio=0.2, max_rotate_angle=20, pca_noise=0.1,
+                                   rand_crop=True, **base)
+    assert next(scaled).data[0].shape == (2, 3, 8, 8)

@@ -55,13 +55,17 @@ _CHUNK = 4  # images per worker task: small enough to balance, large enough to a
 # MXNet's augmentation parameters dagnet's pipeline does not implement, with their
 # "off" values: set to anything else, they raise rather than be silently ignored.
 _UNSUPPORTED = {
-    "max_rotate_angle": 0, "max_shear_ratio": 0.0, "rotate": -1, "max_random_scale": 1.0,
-    "min_random_scale": 1.0, "max_aspect_ratio": 0.0, "min_aspect_ratio": None,
-    "max_img_size": 1e10, "min_img_size": 0.0, "random_resized_crop": False,
-    "max_crop_size": -1, "min_crop_size": -1, "max_random_area": 1.0, "min_random_area": 1.0,
-    "random_h": 0, "random_s": 0, "random_l": 0, "pca_noise": 0.0,
-    "max_random_contrast": 0.0, "max_random_illumination": 0.0, "shuffle_chunk_size": 0,
+    "random_resized_crop": False, "max_crop_size": -1, "min_crop_size": -1,
+    "max_random_area": 1.0, "min_random_area": 1.0, "random_h": 0, "random_s": 0,
+    "random_l": 0, "shuffle_chunk_size": 0,
 }
+# MXNet's affine augmentation parameters, with their "off" values.
+_AFFINE = {"max_rotate_angle": 0, "max_shear_ratio": 0.0, "rotate": -1,
+           "max_random_scale": 1.0, "min_random_scale": 1.0, "max_aspect_ratio": 0.0,
+           "min_aspect_ratio": None, "max_img_size": 1e10, "min_img_size": 0.0}
+_PCA_EIGVAL = np.array([55.46, 4.794, 1.148], np.float32)
+_PCA_EIGVEC = np.array([[-0.5675, 0.7192, 0.4009], [-0.5808, -0.0045, -0.8140],
+                        [-0.5836, -0.6948, 0.4203]], np.float32)
 # MXNet parameters with no effect here (devices, logging, C++ scheduling).
 _IGNORED = {"verbose", "device_id", "ctx", "shuffle_chunk_seed", "aug_seq", "rotate_list",
             "num_decode_threads"}
@@ -91,12 +95,19 @@ class RecordPipeline:
                  mean_b: float = 0.0, mean_a: float = 0.0, std_r: float = 1.0,
                  std_g: float = 1.0, std_b: float = 1.0, std_a: float = 1.0,
                  scale: float = 1.0, brightness: float = 0.0, contrast: float = 0.0,
-                 saturation: float = 0.0, preprocess_threads: int = 4,
+                 saturation: float = 0.0, pca_noise: float = 0.0,
+                 max_random_contrast: float = 0.0, max_random_illumination: float = 0.0,
+                 preprocess_threads: int = 4,
                  prefetch_buffer: int = 4, round_batch: bool = True, part_index: int = 0,
                  num_parts: int = 1, data_name: str = "data",
                  label_name: str = "softmax_label", dtype: Any = None, **kwargs: Any):
         self.batch_size = int(batch_size)
         self._OUT_DTYPE, self._NORMALIZE = out_dtype, normalize
+        self._affine_params = {name: kwargs.pop(name, off) for name, off in _AFFINE.items()}
+        self._affine_on = any(self._affine_params[name] != off for name, off in _AFFINE.items())
+        self.pca_noise = float(pca_noise)
+        self.max_random_contrast = float(max_random_contrast)
+        self.max_random_illumination = float(max_random_illumination)
         self._check_params(path_imgrec, data_shape, batch_size, part_index, num_parts,
                            preprocess_threads, label_width, kwargs)
         self.path_imgrec = os.fspath(path_imgrec)
@@ -487,6 +498,12 @@ class RecordPipeline:
             out /= self._std
             if self._scale != 1:
                 out *= self._scale
+        if self.max_random_contrast > 0 or self.max_random_illumination > 0:
+            contrast = 1 + rng.uniform(-self.max_random_contrast, self.max_random_contrast)
+            illumination = rng.uniform(-self.max_random_illumination,
+                                       self.max_random_illumination)
+            out *= np.float32(contrast)
+            out += np.float32(illumination * self._scale)
 
     def _pixels(self, image: Any, rng: random.Random, number: int,
                 augment: bool) -> np.ndarray:
@@ -498,6 +515,8 @@ class RecordPipeline:
             size = (self.resize, self.resize * h // w) if h > w else \
                 (self.resize * w // h, self.resize)
             image = image.resize(size, self._resample((w, h), size, rng))
+        if augment and self._affine_on:
+            image = self._affine(image, rng)
         if self.pad > 0:
             Image = _pil()
             w, h = image.size
@@ -533,8 +552,52 @@ class RecordPipeline:
             pixels = pixels[:, ::-1]
         chw = pixels.transpose(2, 0, 1)  # a view: the normalization reads it in place
         if augment and (self.brightness > 0 or self.contrast > 0 or self.saturation > 0):
-            return self._jitter(chw.astype(np.float32), rng)
+            chw = self._jitter(chw.astype(np.float32), rng)
+        if augment and self.pca_noise > 0 and chw.shape[0] >= 3:
+            alpha = np.array([rng.gauss(0, self.pca_noise) for _ in range(3)], np.float32)
+            noise = (_PCA_EIGVEC @ (alpha * _PCA_EIGVAL)).reshape(3, 1, 1)
+            chw = chw.astype(np.float32)
+            chw[:3] = np.clip(chw[:3] + noise, 0, 255)
         return chw
+
+    def _affine(self, image: Any, rng: random.Random) -> Any:
+        """MXNet's random affine transform: shear, rotation, scale and aspect ratio drawn
+        from their ranges, the result sized to the scaled image (within the size limits)
+        and centred, filled with ``fill_value`` where nothing maps."""
+        p = self._affine_params
+        shear = rng.random() * p["max_shear_ratio"] * 2 - p["max_shear_ratio"]
+        angle = rng.randint(-int(p["max_rotate_angle"]), int(p["max_rotate_angle"]))
+        if p["rotate"] > 0:
+            angle = p["rotate"]
+        a, b = np.cos(np.radians(angle)), np.sin(np.radians(angle))
+        scale = rng.random() * (p["max_random_scale"] - p["min_random_scale"]) + \
+            p["min_random_scale"]
+        if p["min_aspect_ratio"] is not None:
+            low, high = p["min_aspect_ratio"], p["max_aspect_ratio"]
+        else:
+            low, high = 1 - p["max_aspect_ratio"], 1 + p["max_aspect_ratio"]
+        ratio = rng.random() * (high - low) + low
+        hs = 2 * scale / (1 + ratio)
+        ws = ratio * hs
+        cols, rows = image.size
+        new_w = int(max(p["min_img_size"], min(p["max_img_size"], scale * cols)))
+        new_h = int(max(p["min_img_size"], min(p["max_img_size"], scale * rows)))
+        m = np.array([[hs * a - shear * b * ws, hs * b + shear * a * ws, 0.0],
+                      [-b * ws, a * ws, 0.0], [0.0, 0.0, 1.0]])
+        m[0, 2] = (new_w - (m[0, 0] * cols + m[0, 1] * rows)) / 2
+        m[1, 2] = (new_h - (m[1, 0] * cols + m[1, 1] * rows)) / 2
+        inverse = np.linalg.inv(m)  # Pillow maps output pixels back to input ones
+        # OpenCV addresses pixels by their corners, Pillow by their centres
+        inverse[:2, 2] += 0.5 - inverse[:2, :2] @ np.array([0.5, 0.5])
+        fill = (self.fill_value,) * len(image.getbands())
+        Image = _pil()
+        resample = self._resample((cols, rows), (new_w, new_h), rng)
+        if resample not in (Image.Resampling.NEAREST, Image.Resampling.BILINEAR,
+                            Image.Resampling.BICUBIC):
+            resample = Image.Resampling.BICUBIC  # Pillow warps with these three only
+        return image.transform((max(new_w, 1), max(new_h, 1)), Image.Transform.AFFINE,
+                               tuple(inverse[:2].ravel()), resample,
+                               fillcolor=fill if len(fill) > 1 else fill[0])
 
     def _jitter(self, chw: np.ndarray, rng: random.Random) -> np.ndarray:
         alphas = [1.0 + rng.uniform(-v, v) for v in
@@ -587,8 +650,14 @@ class ImageRecordIter(DataIter):
     of ``fill_value``, scale up an image smaller than the crop, crop ``data_shape``
     (at random with ``rand_crop``, else centred), mirror (always with ``mirror``,
     with probability 1/2 with ``rand_mirror``), jitter ``brightness``/``contrast``/
-    ``saturation``, then ``(pixel - mean) / std * scale`` per channel (``mean_img``:
-    a mean image file, computed and saved on first use when missing).
+    ``saturation``, add ``pca_noise`` lighting, then ``(pixel - mean) / std * scale``
+    per channel (``mean_img``: a mean image file, computed and saved on first use when
+    missing), times a random contrast plus a random illumination
+    (``max_random_contrast``, ``max_random_illumination``).  MXNet's affine
+    augmentation (``max_rotate_angle``/``rotate``, ``max_shear_ratio``,
+    ``min/max_random_scale``, ``min/max_aspect_ratio``, ``min/max_img_size``) runs
+    after the resize, with MXNet's matrix.  The HSL jitter (``random_h/s/l``) and the
+    random-sized crop parameters raise: they are not implemented.
     ``round_batch`` fills the last batch from the start of the epoch (its ``pad``
     says how many); without it, the last batch is zero-filled past the data.
     """
