@@ -61,8 +61,8 @@ def test_rnn_shapes_and_errors():
     args, outs, _ = rnn.infer_shape(data=(5, 3, 4))
     assert outs == [(5, 3, 12), (4, 3, 6)]
     assert args[1] == (3 * 6 * (4 + 6 + 2) * 2 + 3 * 6 * (12 + 6 + 2) * 2,)
-    with pytest.raises(mx.MXNetError, match="projection_size"):
-        mx.sym.RNN(data=data, state_size=2, num_layers=1, mode="lstm", projection_size=1)
+    with pytest.raises(mx.MXNetError, match="use_sequence_length"):
+        mx.sym.RNN(data=data, state_size=2, num_layers=1, mode="lstm", use_sequence_length=True)
     with pytest.raises(mx.MXNetError, match="mode"):
         mx.sym.RNN(data=data, state_size=2, num_layers=1, mode="elman")
 
@@ -87,3 +87,17 @@ def test_fused_cell_initializes_gate_by_gate_and_trains():
     assert np.abs(parts["f_l0_i2h_c_weight"].asnumpy()).sum() > 0
     mod.fit(train, num_epoch=6, optimizer="adam", optimizer_params={"learning_rate": 0.05})
     assert mod.score(train, "acc")[0][1] > 0.8
+
+
+def test_lstm_projection_shapes_and_errors():
+    data = mx.sym.Variable("data")
+    rnn = mx.sym.RNN(data=data, state_size=6, num_layers=2, mode="lstm", bidirectional=True,
+                     projection_size=2, state_outputs=True, name="p")
+    args, outs, _ = rnn.infer_shape(data=(5, 3, 4))
+    shapes = dict(zip(rnn.list_arguments(), args))
+    assert outs == [(5, 3, 4), (4, 3, 2), (4, 3, 6)]
+    assert shapes["p_state"] == (4, 3, 2) and shapes["p_state_cell"] == (4, 3, 6)
+    per_direction = [4 * 6 * (4 + 2 + 2) + 2 * 6, 4 * 6 * (4 + 2 + 2) + 2 * 6]
+    assert shapes["p_parameters"] == (2 * sum(per_direction),)
+    with pytest.raises(mx.MXNetError, match="mode='lstm' only"):
+        mx.sym.RNN(data=data, state_size=2, num_layers=1, mode="gru", projection_size=1)

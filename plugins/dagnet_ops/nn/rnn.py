@@ -35,7 +35,8 @@ class RNNParam(Params):
     p = Field(float, 0.0, "dropout on each layer's output but the last's, in training",
               low=0.0, high=1.0)
     state_outputs = Field(bool, False, "also output the last hidden (and cell) states")
-    projection_size = Field(int, None, "LSTM projection size (not supported: leave None)")
+    projection_size = Field(int, None, "LSTM only: project each hidden state to this size",
+                            low=1)
     lstm_state_clip_min = Field(float, None, "clip the LSTM cell state from below")
     lstm_state_clip_max = Field(float, None, "clip the LSTM cell state from above")
     lstm_state_clip_nan = Field(bool, False, "with clipping, make NaN cell states the bounds")
@@ -50,9 +51,9 @@ class RNNParam(Params):
 
 
 def _check(attrs):
-    if attrs.projection_size is not None:
-        raise ParamError("operator 'RNN': projection_size is not supported by dagnet's RNN "
-                         "kernel; leave it None")
+    if attrs.projection_size is not None and attrs.mode != "lstm":
+        raise ParamError(f"operator 'RNN': projection_size applies to mode='lstm' only, got "
+                         f"mode={attrs.mode!r}")
     if attrs.use_sequence_length:
         raise ParamError("operator 'RNN': use_sequence_length=True is not supported by "
                          "dagnet's RNN kernel; run without it and mask the outputs "
@@ -61,6 +62,11 @@ def _check(attrs):
 
 def _dirs(attrs):
     return 2 if attrs.bidirectional else 1
+
+
+def _out_size(attrs):
+    """The size of each direction's output and hidden state (the projection, if any)."""
+    return attrs.projection_size or attrs.state_size
 
 
 def _n_states(attrs):
@@ -88,9 +94,10 @@ def _uses_mask(attrs):
 
 def param_size(attrs, num_input):
     """How many values the flat parameter vector holds for ``num_input`` features."""
-    h, d, g = attrs.state_size, _dirs(attrs), _GATES[attrs.mode]
-    first = g * h * (num_input + h + 2) * d
-    return first + (attrs.num_layers - 1) * g * h * (d * h + h + 2) * d
+    h, d, g, r = attrs.state_size, _dirs(attrs), _GATES[attrs.mode], _out_size(attrs)
+    proj = r * h if attrs.projection_size else 0
+    first = (g * h * (num_input + r + 2) + proj) * d
+    return first + (attrs.num_layers - 1) * (g * h * (d * r + r + 2) + proj) * d
 
 
 def _infer_shape(attrs, ins, outs):
@@ -110,17 +117,20 @@ def _infer_shape(attrs, ins, outs):
             raise ParamError(f"operator 'RNN': data must be 3-D (sequence length, batch, "
                              f"features), got shape {tuple(data)}")
         set_shape(ins, 0, (data[0], batch, data[2]), "RNN", names)
-        set_shape(outs, 0, (data[0], batch, d * h), "RNN", _output_names(attrs), "output")
+        set_shape(outs, 0, (data[0], batch, d * _out_size(attrs)), "RNN",
+                  _output_names(attrs), "output")
         if data[2]:
             set_shape(ins, 1, (param_size(attrs, data[2]),), "RNN", names)
+    widths = [_out_size(attrs), h]  # the hidden state (projected), the cell state
     for i in range(2, len(names)):
-        set_shape(ins, i, (layers * d, batch, h), "RNN", names)
+        set_shape(ins, i, (layers * d, batch, widths[i - 2]), "RNN", names)
     if attrs.state_outputs:
         for i in range(1, 1 + _n_states(attrs)):
-            set_shape(outs, i, (layers * d, batch, h), "RNN", _output_names(attrs), "output")
+            set_shape(outs, i, (layers * d, batch, widths[i - 1]), "RNN", _output_names(attrs),
+                      "output")
     if _uses_mask(attrs):
         seq = ins[0][0] if ins[0] is not None else 0
-        set_shape(outs, len(outs) - 1, (layers - 1, seq, batch, d * h), "RNN",
+        set_shape(outs, len(outs) - 1, (layers - 1, seq, batch, d * _out_size(attrs)), "RNN",
                   _output_names(attrs), "output")
     else:
         set_shape(outs, len(outs) - 1, (1,), "RNN", _output_names(attrs), "output")
@@ -128,19 +138,25 @@ def _infer_shape(attrs, ins, outs):
 
 
 def _unflatten(attrs, params, num_input):
-    """``weights[l][d] = (Wx, Wh)`` and ``biases[l][d] = (bx, bh)``: views of the
-    flat vector in MXNet's order (all weights by layer and direction, then biases)."""
+    """``weights[l][d] = (Wx, Wh, Wr)`` and ``biases[l][d] = (bx, bh)``: views of the
+    flat vector in MXNet's order (all weights by layer and direction, then biases);
+    ``Wr``, the LSTM projection, is None without ``projection_size``."""
     h, d, g, layers = attrs.state_size, _dirs(attrs), _GATES[attrs.mode], attrs.num_layers
+    r = _out_size(attrs)
     weights, biases, p = [], [], 0
     for layer in range(layers):
-        cols = num_input if layer == 0 else d * h
+        cols = num_input if layer == 0 else d * r
         row = []
         for _ in range(d):
             wx = params[p:p + g * h * cols].reshape(g * h, cols)
             p += g * h * cols
-            wh = params[p:p + g * h * h].reshape(g * h, h)
-            p += g * h * h
-            row.append((wx, wh))
+            wh = params[p:p + g * h * r].reshape(g * h, r)
+            p += g * h * r
+            wr = None
+            if attrs.projection_size:
+                wr = params[p:p + r * h].reshape(r, h)
+                p += r * h
+            row.append((wx, wh, wr))
         weights.append(row)
     for _ in range(layers):
         row = []
@@ -160,7 +176,7 @@ class _Direction:
 
     def __init__(self, attrs, xp, seq, w, b, h0, c0):
         self.attrs, self.xp, self.seq = attrs, xp, seq
-        self.wx, self.wh = w
+        self.wx, self.wh, self.wr = w
         self.bx, self.bh = b
         mode, hsize = attrs.mode, attrs.state_size
         steps = seq.shape[0]
@@ -169,8 +185,10 @@ class _Direction:
         self.hs = xp.empty((steps,) + h0.shape, dtype=seq.dtype)
         self.acts = xp.empty((steps, h0.shape[0], _GATES[mode] * hsize), dtype=seq.dtype)
         if mode == "lstm":
-            self.cs = xp.empty_like(self.hs)
-            self.clipped = xp.zeros(self.hs.shape, dtype=bool)
+            cell_shape = (steps, h0.shape[0], hsize)
+            self.cs = xp.empty(cell_shape, dtype=seq.dtype)
+            self.clipped = xp.zeros(cell_shape, dtype=bool)
+            self.raw = xp.empty(cell_shape, dtype=seq.dtype) if self.wr is not None else None
         if mode == "gru":
             self.ghn = xp.empty_like(self.hs)
         h, c = h0, c0
@@ -185,6 +203,9 @@ class _Direction:
                 c = f * c + i * g
                 c = self._clip(c, t)
                 h = o * xp.tanh(c)
+                if self.wr is not None:  # LSTMP: the state carried on is the projection
+                    self.raw[t] = h
+                    h = xp.matmul(h, self.wr.T)
                 self.acts[t] = xp.concatenate([i, f, g, o], axis=1)
                 self.cs[t] = c
             elif mode == "gru":
@@ -221,10 +242,14 @@ class _Direction:
         dpre_x = xp.empty_like(self.acts)  # gradient at the input side of each gate
         dwh = xp.zeros_like(self.wh)
         dbh = xp.zeros_like(self.bh)
+        dwr = None if self.wr is None else xp.zeros_like(self.wr)
         for t in range(steps - 1, -1, -1):
             h_prev = self.hs[t - 1] if t else self.h0
             dht = dhs[t] + dh
             act = self.acts[t]
+            if dwr is not None:  # back through the projection to the LSTM's own output
+                dwr += xp.matmul(dht.T, self.raw[t])
+                dht = xp.matmul(dht, self.wr)
             if mode == "lstm":
                 i, f, g, o = (act[:, k * hsize:(k + 1) * hsize] for k in range(4))
                 c = self.cs[t]
@@ -259,7 +284,7 @@ class _Direction:
         dwx = xp.matmul(flat.T, self.seq.reshape(-1, self.seq.shape[-1]))
         dbx = flat.sum(axis=0)
         dseq = xp.matmul(dpre_x, self.wx)
-        return dseq, (dwx, dwh), (dbx, dbh), dh, dc
+        return dseq, (dwx, dwh, dwr), (dbx, dbh), dh, dc
 
 
 def _run(attrs, xp, x, params, h0, c0, masks):
@@ -312,13 +337,13 @@ def _backward(attrs, ctx, inputs, req, outputs):
     c0 = inputs[n_vis + 3] if attrs.mode == "lstm" else None
     masks = inputs[n_vis + n_in + n_vis] if _uses_mask(attrs) else None
     _, passes = _run(attrs, xp, x, params, h0, c0, masks)
-    d, h = _dirs(attrs), attrs.state_size
-    zeros = xp.zeros_like(h0)
-    dhy = grads_out[1] if attrs.state_outputs else zeros
-    dcy = grads_out[2] if attrs.state_outputs and attrs.mode == "lstm" else zeros
+    d, h = _dirs(attrs), _out_size(attrs)
+    dhy = grads_out[1] if attrs.state_outputs else xp.zeros_like(h0)
+    cell_zeros = xp.zeros_like(c0 if c0 is not None else h0)
+    dcy = grads_out[2] if attrs.state_outputs and attrs.mode == "lstm" else cell_zeros
     dparams = xp.zeros_like(params)
     dweights, dbiases = _unflatten(attrs, dparams, x.shape[2])
-    dh0, dc0 = xp.zeros_like(h0), xp.zeros_like(h0)
+    dh0, dc0 = xp.zeros_like(h0), cell_zeros.copy()
     dout = grads_out[0]
     for layer in range(attrs.num_layers - 1, -1, -1):
         if masks is not None and layer < attrs.num_layers - 1:
@@ -329,13 +354,15 @@ def _backward(attrs, ctx, inputs, req, outputs):
             dhs = dout[:, :, k * h:(k + 1) * h]
             if k == 1:
                 dhs = dhs[::-1]
-            dseq, (dwx, dwh), (dbx, dbh), dh_first, dc_first = passes[layer][k].backward(
+            dseq, (dwx, dwh, dwr), (dbx, dbh), dh_first, dc_first = passes[layer][k].backward(
                 dhs, dhy[idx], dcy[idx])
             if k == 1:
                 dseq = dseq[::-1]
             dlayer_in = dseq if dlayer_in is None else dlayer_in + dseq
             dweights[layer][k][0][...] = dwx
             dweights[layer][k][1][...] = dwh
+            if dwr is not None:
+                dweights[layer][k][2][...] = dwr
             dbiases[layer][k][0][...] = dbx
             dbiases[layer][k][1][...] = dbh
             dh0[idx] = dh_first
@@ -357,11 +384,13 @@ def _sample(draw):
     steps, batch, features = d.int(1, 3), d.int(1, 2), d.int(1, 3)
     params = {"mode": mode, "bidirectional": bidirectional, "num_layers": layers,
               "state_size": hidden, "state_outputs": d.bool("state_outputs")}
+    if mode == "lstm" and d.bool("projection"):
+        params["projection_size"] = d.int(1, hidden, "projection_size")
     attrs = RNNParam.parse("RNN", params)
     dirs = 2 if bidirectional else 1
     inputs = [d.uniform((steps, batch, features)),
               d.uniform((param_size(attrs, features),), -0.8, 0.8),
-              d.uniform((layers * dirs, batch, hidden))]
+              d.uniform((layers * dirs, batch, _out_size(attrs)))]
     if mode == "lstm":
         inputs.append(d.uniform((layers * dirs, batch, hidden)))
     if mode == "rnn_relu":  # keep the pre-activations clear of ReLU's kink
@@ -374,21 +403,21 @@ def _reference(params, x, flat, h0, c0=None):
     import numpy as np
 
     attrs = RNNParam.parse("RNN", params)
-    hsize, dirs = attrs.state_size, _dirs(attrs)
+    dirs = _dirs(attrs)
     weights, biases = _unflatten(attrs, flat, x.shape[2])
     sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
     layer_in, last_h, last_c = x, [], []
     for layer in range(attrs.num_layers):
         outs = []
         for k in range(dirs):
-            (wx, wh), (bx, bh) = weights[layer][k], biases[layer][k]
+            (wx, wh, wr), (bx, bh) = weights[layer][k], biases[layer][k]
             wxs = np.split(wx, _GATES[attrs.mode])
             whs = np.split(wh, _GATES[attrs.mode])
             bxs, bhs = np.split(bx, _GATES[attrs.mode]), np.split(bh, _GATES[attrs.mode])
             h = h0[layer * dirs + k]
             c = None if c0 is None else c0[layer * dirs + k]
             order = range(x.shape[0]) if k == 0 else range(x.shape[0] - 1, -1, -1)
-            seq_out = np.zeros((x.shape[0], x.shape[1], hsize))
+            seq_out = np.zeros((x.shape[0], x.shape[1], _out_size(attrs)))
             for t in order:
                 xt = layer_in[t]
                 gate = [xt @ wx_.T + bx_ + h @ wh_.T + bh_
@@ -396,6 +425,7 @@ def _reference(params, x, flat, h0, c0=None):
                 if attrs.mode == "lstm":
                     c = sig(gate[1]) * c + sig(gate[0]) * np.tanh(gate[2])
                     h = sig(gate[3]) * np.tanh(c)
+                    h = h if wr is None else h @ wr.T
                 elif attrs.mode == "gru":
                     r, z = sig(gate[0]), sig(gate[1])
                     n = np.tanh(xt @ wxs[2].T + bxs[2] + r * (h @ whs[2].T + bhs[2]))
@@ -430,7 +460,9 @@ each run forwards and, with ``bidirectional``, backwards too, of one of
 ``(seq_len, batch, directions * state_size)``, the two directions concatenated.
 ``parameters`` is MXNet's flat vector: for each layer and direction ``W_x`` then
 ``W_h`` (gates stacked along the rows), then for each layer and direction ``b_x``
-then ``b_h``.  With ``state_outputs`` the last states are outputs too.  ``p``
+then ``b_h``.  An LSTM with ``projection_size`` P (LSTMP) carries ``h' = W_r h``
+(P values) as its output and recurrent state, with ``W_r`` (P x state_size) after
+each ``W_h`` in the vector.  With ``state_outputs`` the last states are outputs too.  ``p``
 drops each layer's output but the last's in training.  The gradient runs back
 through time, recomputing the forward pass.""",
     params=RNNParam,

@@ -121,3 +121,26 @@ def test_modifier_and_stack_cells():
         inner.begin_state(batch_size=1)
     with pytest.raises(mx.MXNetError, match="already wrapped"):
         gluon.rnn.ZoneoutCell(inner)
+
+
+def test_projected_lstm_layer():
+    layer = gluon.rnn.LSTM(6, projection_size=3, num_layers=2, bidirectional=True,
+                           layout="NTC")
+    net = gluon.nn.HybridSequential()
+    net.add(layer)
+    net.initialize(mx.init.Uniform(0.3))
+    net.hybridize()
+    x = mx.nd.random.uniform(shape=(2, 4, 5))
+    with mx.autograd.record():
+        y = net(x)
+    y.backward()
+    assert y.shape == (2, 4, 6)
+    assert layer.l0_i2h_weight.shape == (24, 5) and layer.l1_i2h_weight.shape == (24, 6)
+    assert layer.l0_h2h_weight.shape == (24, 3) and layer.r1_h2r_weight.shape == (3, 6)
+    assert np.abs(layer.r1_h2r_weight.grad().asnumpy()).sum() > 0
+    assert "_unfused.1.r_cell.h2r_weight" in layer._collect_params_with_prefix()
+    out, states = layer(x, layer.begin_state(batch_size=2))
+    assert [s.shape for s in states] == [(4, 2, 3), (4, 2, 6)]
+    np.testing.assert_allclose(out.asnumpy(), y.asnumpy(), rtol=1e-5)
+    with pytest.raises(mx.MXNetError, match="no unfused form"):
+        layer._unfuse()

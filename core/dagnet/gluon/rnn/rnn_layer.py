@@ -15,33 +15,33 @@ from .rnn_cell import RecurrentCellError
 __all__ = ["RNN", "LSTM", "GRU"]
 
 _GATES = {"rnn_relu": 1, "rnn_tanh": 1, "lstm": 4, "gru": 3}
-_PARAM_NAME = re.compile(r"(l|r)(\d+)_(i2h|h2h)_(weight|bias)\Z")
+_PARAM_NAME = re.compile(r"(l|r)(\d+)_(i2h|h2h|h2r)_(weight|bias)\Z")
 
 
 class _RNNLayer(HybridBlock):
     """The shared machinery of RNN, LSTM and GRU: per layer and direction ``d``
     (``l`` forward, ``r`` backward) the parameters ``<d><layer>_i2h_weight``,
-    ``_h2h_weight``, ``_i2h_bias``, ``_h2h_bias``, concatenated into the fused
-    operator's flat vector at each call."""
+    ``_h2h_weight``, ``_i2h_bias``, ``_h2h_bias`` (and an LSTM's projection
+    ``_h2r_weight``), concatenated into the fused operator's flat vector at each
+    call."""
 
     def __init__(self, hidden_size: int, num_layers: int, layout: str, dropout: float,
                  bidirectional: bool, input_size: int, i2h_weight_initializer: Any,
                  h2h_weight_initializer: Any, i2h_bias_initializer: Any,
                  h2h_bias_initializer: Any, mode: str, projection_size: int | None = None,
+                 h2r_weight_initializer: Any = None,
                  lstm_state_clip_min: float | None = None,
                  lstm_state_clip_max: float | None = None, lstm_state_clip_nan: bool = False,
                  dtype: Any = "float32", use_sequence_length: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
         if layout not in ("TNC", "NTC"):
             raise RecurrentCellError(f"invalid layout {layout!r}; must be 'TNC' or 'NTC'")
-        if projection_size:
-            raise RecurrentCellError("LSTM projection_size is not supported by dagnet's "
-                                     "fused RNN operator; leave it None")
         if use_sequence_length:
             raise RecurrentCellError("use_sequence_length is not supported by dagnet's fused "
                                      "RNN operator; mask the outputs instead, or unroll the "
                                      "cells with valid_length")
         self._hidden_size = hidden_size
+        self._projection_size = projection_size or None
         self._num_layers = num_layers
         self._mode = mode
         self._layout = layout
@@ -60,17 +60,21 @@ class _RNNLayer(HybridBlock):
         self.skip_states: bool | None = None
         self._gates = _GATES[mode]
         rows, width = self._gates * hidden_size, input_size
+        out = self._projection_size or hidden_size
         for layer in range(num_layers):
             for d in "lr"[:self._dir]:
                 self._register_param(f"{d}{layer}_i2h_weight", (rows, width),
                                      i2h_weight_initializer, dtype)
-                self._register_param(f"{d}{layer}_h2h_weight", (rows, hidden_size),
+                self._register_param(f"{d}{layer}_h2h_weight", (rows, out),
                                      h2h_weight_initializer, dtype)
                 self._register_param(f"{d}{layer}_i2h_bias", (rows,), i2h_bias_initializer,
                                      dtype)
                 self._register_param(f"{d}{layer}_h2h_bias", (rows,), h2h_bias_initializer,
                                      dtype)
-            width = hidden_size * self._dir
+                if self._projection_size:
+                    self._register_param(f"{d}{layer}_h2r_weight", (out, hidden_size),
+                                         h2r_weight_initializer, dtype)
+            width = out * self._dir
 
     def _register_param(self, name: str, shape: tuple, init: Any, dtype: Any) -> Any:
         param = self.params.get(name, shape=shape, init=init, allow_deferred_init=True,
@@ -105,13 +109,15 @@ class _RNNLayer(HybridBlock):
         return out
 
     def state_info(self, batch_size: int = 0) -> list[dict[str, Any]]:
-        shape = (self._num_layers * self._dir, batch_size, self._hidden_size)
-        count = 2 if self._mode == "lstm" else 1
-        return [{"shape": shape, "__layout__": "LNC", "dtype": self._dtype}
-                for _ in range(count)]
+        lead = (self._num_layers * self._dir, batch_size)
+        widths = [self._projection_size or self._hidden_size, self._hidden_size]
+        return [{"shape": (*lead, width), "__layout__": "LNC", "dtype": self._dtype}
+                for width in widths[:2 if self._mode == "lstm" else 1]]
 
     def _unfuse(self) -> rnn_cell.HybridSequentialRNNCell:
         """The same network as a stack of cells sharing this layer's parameters."""
+        if self._projection_size:
+            raise RecurrentCellError("a projected LSTM has no unfused form in gluon.rnn")
         def make(**kwargs: Any) -> rnn_cell.RecurrentCell:
             if self._mode == "lstm":
                 return rnn_cell.LSTMCell(self._hidden_size, **kwargs)
@@ -185,13 +191,16 @@ class _RNNLayer(HybridBlock):
                                              f"{info['shape']}, got {tuple(state.shape)}.")
         if self._layout == "NTC":
             inputs = F.swapaxes(inputs, dim1=0, dim2=1)
+        groups = ("i2h", "h2h", "h2r") if self._projection_size else ("i2h", "h2h")
         order = [params[f"{d}{layer}_{group}_{kind}"]
                  for kind in ("weight", "bias") for layer in range(self._num_layers)
-                 for d in "lr"[:self._dir] for group in ("i2h", "h2h")]
+                 for d in "lr"[:self._dir] for group in groups
+                 if f"{d}{layer}_{group}_{kind}" in params]
         flat = F._rnn_param_concat(*order, dim=0, num_args=len(order))
         rnn = F.RNN(inputs, flat, *states, state_size=self._hidden_size,
                     num_layers=self._num_layers, bidirectional=self._dir == 2,
                     p=self._dropout, state_outputs=True, mode=self._mode,
+                    projection_size=self._projection_size,
                     lstm_state_clip_min=self._lstm_state_clip_min,
                     lstm_state_clip_max=self._lstm_state_clip_max,
                     lstm_state_clip_nan=self._lstm_state_clip_nan)
@@ -223,8 +232,9 @@ class RNN(_RNNLayer):
 
 class LSTM(_RNNLayer):
     """A multi-layer LSTM (gates input, forget, cell, output); states ``[h, c]``.
-    ``state_clip_min``/``max`` clip the cell state (``state_clip_nan`` turns NaN into
-    the bounds)."""
+    With ``projection_size`` (LSTMP) each layer's output and recurrent state is
+    ``h2r_weight @ h``.  ``state_clip_min``/``max`` clip the cell state
+    (``state_clip_nan`` turns NaN into the bounds)."""
 
     def __init__(self, hidden_size: int, num_layers: int = 1, layout: str = "TNC",
                  dropout: float = 0, bidirectional: bool = False, input_size: int = 0,
@@ -235,8 +245,8 @@ class LSTM(_RNNLayer):
                  state_clip_nan: bool = False, dtype: Any = "float32", **kwargs: Any):
         super().__init__(hidden_size, num_layers, layout, dropout, bidirectional, input_size,
                          i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
-                         h2h_bias_initializer, "lstm", projection_size, state_clip_min,
-                         state_clip_max, state_clip_nan, dtype, **kwargs)
+                         h2h_bias_initializer, "lstm", projection_size, h2r_weight_initializer,
+                         state_clip_min, state_clip_max, state_clip_nan, dtype, **kwargs)
 
 
 class GRU(_RNNLayer):
