@@ -117,16 +117,17 @@ def test_float32_within_1e4_of_float64(case):
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
 
 
-def test_data_gradient_with_a_larger_input_than_the_windows_cover():
+@pytest.mark.parametrize("stride,covered", [((2, 2), 9), ((1, 1), 6)])
+def test_data_gradient_with_a_larger_input_than_the_windows_cover(stride, covered):
     # A transposed convolution's output may be taller than its windows reach (adj): the
     # positions no window covers get zero gradient.
     x_shape, w = (2, 4, 10, 10), np.random.RandomState(0).standard_normal((3, 4, 3, 3))
     dy = np.random.RandomState(1).standard_normal((2, 3, 4, 4))
-    dx = _im2col.conv_grad_data(np, dy, w, x_shape, (2, 2), (1, 1), (0, 0), 1)
+    dx = _im2col.conv_grad_data(np, dy, w, x_shape, stride, (1, 1), (0, 0), 1)
     assert dx.shape == x_shape
-    assert not dx[:, :, 9:].any() and not dx[:, :, :, 9:].any()
-    inner = float((_im2col.conv_forward(np, np.ones(x_shape)[:, :, :9, :9], w, (2, 2), (1, 1),
-                                        (0, 0), 1) * dy).sum())
+    assert not dx[:, :, covered:].any() and not dx[:, :, :, covered:].any()
+    part = np.ones(x_shape)[:, :, :covered, :covered]
+    inner = float((_im2col.conv_forward(np, part, w, stride, (1, 1), (0, 0), 1) * dy).sum())
     assert float(dx.sum()) == pytest.approx(inner)
 
 

@@ -101,7 +101,8 @@ def kernel_first(cols: Any, nd: int) -> Any:
 class _Columns:
     """How the input of a convolution becomes column matrices, a block of samples at a time."""
 
-    def __init__(self, x_shape, kernel, stride, dilate, pad, itemsize, flat=True, threads=1):
+    def __init__(self, x_shape, kernel, stride, dilate, pad, itemsize, flat=True, threads=1,
+                 out=None):
         self.n, self.c = int(x_shape[0]), int(x_shape[1])
         self.sizes = tuple(int(s) for s in x_shape[2:])
         self.kernel, self.stride = tuple(kernel), tuple(stride)
@@ -109,6 +110,8 @@ class _Columns:
         self.padded = tuple(s + 2 * p for s, p in zip(self.sizes, self.pad))
         self.out = tuple(window_count(s, k, st, d) for s, k, st, d in
                          zip(self.padded, self.kernel, self.stride, self.dilate))
+        if out is not None and tuple(out) != self.out:  # fewer windows than fit (adj): dense
+            self.out, flat = tuple(out), False
         self.taps = list(itertools.product(*(range(k) for k in self.kernel)))
         inner = math.prod(self.padded[1:]) / max(1, math.prod(self.out[1:]))
         self.flat = flat and all(s == 1 for s in self.stride) and inner <= _FLAT_OVERHEAD
@@ -289,9 +292,27 @@ def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out=None):
         # A full correlation of dy with the reversed filters: columns copied, not scattered.
         return conv_forward(xp, dy, _flipped(xp, w, groups), stride, dilate,
                             tuple(r - p for r, p in zip(reach, pad)), groups, result)
-    plan = _Columns(x_shape, kernel, stride, dilate, pad, dy.dtype.itemsize, flat=False,
-                    threads=threads)
-    padded = xp.zeros((n, c) + plan.padded, dtype=xp.result_type(dy, w))
+    dtype = xp.result_type(dy, w)
+    plan = _Columns(x_shape, kernel, stride, dilate, pad, dy.dtype.itemsize, threads=threads,
+                    out=out)
+    if plan.flat:
+        # The columns scatter back as contiguous runs of the flattened padded gradient (the
+        # dropped positions of dy are zero, so what they add is zero).
+        dx = _result(xp, result, tuple(x_shape), dtype)
+
+        def block(span):
+            a, b = span
+            dym = plan.from_outputs(xp, dy[a:b]).reshape(groups, f // groups, -1)
+            cols = xp.matmul(filters_t, dym).reshape(c, len(plan.taps), b - a, plan.length)
+            flat = xp.zeros((c, b - a, plan.total), dtype=dtype)
+            for t, offset in enumerate(plan.offsets):
+                flat[:, :, offset:offset + plan.length] += cols[:, t]
+            grid = flat[:, :, :math.prod(plan.padded)].reshape((c, b - a) + plan.padded)
+            dx[a:b] = grid[(slice(None), slice(None)) + plan._inside()].swapaxes(0, 1)
+
+        each(block, plan.blocks(), threads)
+        return dx
+    padded = xp.zeros((n, c) + plan.padded, dtype=dtype)
 
     def block(span):
         a, b = span
