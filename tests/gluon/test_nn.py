@@ -83,7 +83,8 @@ def test_batchnorm_updates_running_stats_in_training_only():
     np.testing.assert_array_equal(layer.running_mean.data().asnumpy(), [0, 0])
     with mx.autograd.record():
         y = layer(x)
-    np.testing.assert_allclose(layer.running_mean.data().asnumpy(), [1.25, 2.25])  # channel means 2.5, 4.5
+    # the channel means are 2.5 and 4.5, momentum 0.5
+    np.testing.assert_allclose(layer.running_mean.data().asnumpy(), [1.25, 2.25])
     np.testing.assert_allclose(y.asnumpy().mean(axis=(0, 2)), [0, 0], atol=1e-5)
     assert sorted(layer.params.keys())[-1].endswith("running_var")
 

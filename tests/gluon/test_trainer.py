@@ -10,9 +10,9 @@ import dagnet as mx
 from dagnet import gluon
 
 
-def _param(ctx=(mx.cpu(0),), value=1.0):
+def _param(ctx=None, value=1.0):
     p = gluon.Parameter("weight", shape=(4,))
-    p.initialize(init=mx.init.Constant(value), ctx=list(ctx))
+    p.initialize(init=mx.init.Constant(value), ctx=list(ctx or [mx.cpu(0)]))
     return p
 
 

@@ -1,0 +1,97 @@
+"""The contributed layers of MXNet 1.x's ``gluon.contrib.nn`` that dense arrays support
+(``SparseEmbedding`` needs row-sparse gradients and ``SyncBatchNorm`` statistics shared
+across devices, which dagnet does not have)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._errors import GluonAssertionError
+from ...block import HybridBlock
+from ...nn import Concatenate, HybridConcatenate
+
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D",
+           "PixelShuffle3D"]
+
+
+class Concurrent(Concatenate):
+    """Runs every child on the same input and concatenates the outputs along ``axis``
+    (default the last)."""
+
+
+class HybridConcurrent(HybridConcatenate):
+    """The hybrid :class:`Concurrent`."""
+
+
+class Identity(HybridBlock):
+    """Returns its input (a placeholder branch in a ``Concurrent``)."""
+
+    def __init__(self, prefix: str | None = None, params: Any = None):
+        super().__init__(prefix=prefix, params=params)
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        return x
+
+
+def _factors(factor: Any, n: int) -> tuple[int, ...]:
+    try:
+        return (int(factor),) * n
+    except TypeError:
+        factors = tuple(int(f) for f in factor)
+        if len(factors) != n:
+            raise GluonAssertionError(f"wrong length {len(factors)}") from None
+        return factors
+
+
+class PixelShuffle1D(HybridBlock):
+    """``(N, f*C, W)`` to ``(N, C, W*f)``: channel groups become sub-pixel positions."""
+
+    def __init__(self, factor: int):
+        super().__init__()
+        self._factor = int(factor)
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        f = self._factor
+        x = F.reshape(x, (0, -4, -1, f, 0))  # (N, C, f, W)
+        x = F.transpose(x, (0, 1, 3, 2))  # (N, C, W, f)
+        return F.reshape(x, (0, 0, -3))  # (N, C, W*f)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._factor})"
+
+
+class PixelShuffle2D(HybridBlock):
+    """``(N, f1*f2*C, H, W)`` to ``(N, C, H*f1, W*f2)``."""
+
+    def __init__(self, factor: Any):
+        super().__init__()
+        self._factors = _factors(factor, 2)
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        f1, f2 = self._factors
+        x = F.reshape(x, (0, -4, -1, f1 * f2, 0, 0))  # (N, C, f1*f2, H, W)
+        x = F.reshape(x, (0, 0, -4, f1, f2, 0, 0))  # (N, C, f1, f2, H, W)
+        x = F.transpose(x, (0, 1, 4, 2, 5, 3))  # (N, C, H, f1, W, f2)
+        return F.reshape(x, (0, 0, -3, -3))  # (N, C, H*f1, W*f2)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._factors})"
+
+
+class PixelShuffle3D(HybridBlock):
+    """``(N, f1*f2*f3*C, D, H, W)`` to ``(N, C, D*f1, H*f2, W*f3)``."""
+
+    def __init__(self, factor: Any):
+        super().__init__()
+        self._factors = _factors(factor, 3)
+
+    def hybrid_forward(self, F: Any, x: Any) -> Any:
+        f1, f2, f3 = self._factors
+        x = F.reshape(x, (0, -4, -1, f1 * f2 * f3, 0, 0, 0))  # (N, C, f1*f2*f3, D, H, W)
+        x = F.reshape(x, (0, 0, -4, f1, f2 * f3, 0, 0, 0))  # (N, C, f1, f2*f3, D, H, W)
+        x = F.reshape(x, (0, 0, 0, -4, f2, f3, 0, 0, 0))  # (N, C, f1, f2, f3, D, H, W)
+        x = F.transpose(x, (0, 1, 5, 2, 6, 3, 7, 4))  # (N, C, D, f1, H, f2, W, f3)
+        return F.reshape(x, (0, 0, -3, -3, -3))  # (N, C, D*f1, H*f2, W*f3)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._factors})"
