@@ -12,7 +12,7 @@ array([[3., 3.]], dtype=float32)
 
 from __future__ import annotations
 
-from . import data, loss, model_zoo, nn, rnn, utils
+from . import contrib, data, loss, model_zoo, nn, rnn, utils
 from ._errors import DeferredInitializationError
 from .block import Block, HybridBlock, SymbolBlock
 from .cached_op import CachedOp
@@ -20,5 +20,5 @@ from .parameter import Constant, Parameter, ParameterDict
 from .trainer import Trainer
 
 __all__ = ["Block", "CachedOp", "Constant", "DeferredInitializationError", "HybridBlock",
-           "Parameter", "ParameterDict", "SymbolBlock", "Trainer", "data", "loss", "model_zoo",
-           "nn", "rnn", "utils"]
+           "Parameter", "ParameterDict", "SymbolBlock", "Trainer", "contrib", "data", "loss",
+           "model_zoo", "nn", "rnn", "utils"]
