@@ -172,9 +172,9 @@ def test_bad_parameters_raise(tmp_path):
                               data_shape=(3, 8, 8), batch_size=2)
     with pytest.raises(mx.MXNetError, match="data_shape"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(5, 8, 8), batch_size=2)
-    with pytest.raises(mx.MXNetError, match="random_h"):
+    with pytest.raises(mx.MXNetError, match="random_resized_crop"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
-                              random_h=10)
+                              random_resized_crop=True)
     with pytest.raises(mx.MXNetError, match="part_index"):
         mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
                               num_parts=2, part_index=2)
@@ -273,3 +273,21 @@ def test_affine_rotation_and_random_contrast(tmp_path):
                                    max_shear_ratio=0.2, max_rotate_angle=20, pca_noise=0.1,
                                    rand_crop=True, **base)
     assert next(scaled).data[0].shape == (2, 3, 8, 8)
+
+
+def test_hls_lightness_shift_moves_gray_pixels_evenly(tmp_path):
+    rec, idx = str(tmp_path / "g.rec"), str(tmp_path / "g.idx")
+    writer = MXIndexedRecordIO(idx, rec, "w")
+    gray = np.repeat(np.arange(64, 128, dtype=np.uint8).reshape(8, 8, 1), 3, axis=2)
+    for i in range(4):
+        writer.write_idx(i, pack(IRHeader(0, float(i), i, 0), _png(gray)))
+    writer.close()
+    batch = next(mx.io.ImageRecordUInt8Iter(path_imgrec=rec, data_shape=(3, 8, 8),
+                                            batch_size=4, random_l=40, seed_aug=3))
+    source = gray.transpose(2, 0, 1).astype(int)
+    shifts = set()
+    for image in batch.data[0].asnumpy().astype(int):
+        delta = image - source
+        assert (delta == delta.flat[0]).all() and abs(delta.flat[0]) <= 40  # gray stays gray
+        shifts.add(int(delta.flat[0]))
+    assert len(shifts) > 1

@@ -56,8 +56,7 @@ _CHUNK = 4  # images per worker task: small enough to balance, large enough to a
 # "off" values: set to anything else, they raise rather than be silently ignored.
 _UNSUPPORTED = {
     "random_resized_crop": False, "max_crop_size": -1, "min_crop_size": -1,
-    "max_random_area": 1.0, "min_random_area": 1.0, "random_h": 0, "random_s": 0,
-    "random_l": 0, "shuffle_chunk_size": 0,
+    "max_random_area": 1.0, "min_random_area": 1.0, "shuffle_chunk_size": 0,
 }
 # MXNet's affine augmentation parameters, with their "off" values.
 _AFFINE = {"max_rotate_angle": 0, "max_shear_ratio": 0.0, "rotate": -1,
@@ -106,6 +105,8 @@ class RecordPipeline:
         self._affine_params = {name: kwargs.pop(name, off) for name, off in _AFFINE.items()}
         self._affine_on = any(self._affine_params[name] != off for name, off in _AFFINE.items())
         self.pca_noise = float(pca_noise)
+        self.random_hls = tuple(int(kwargs.pop(name, 0))
+                                for name in ("random_h", "random_l", "random_s"))
         self.max_random_contrast = float(max_random_contrast)
         self.max_random_illumination = float(max_random_illumination)
         self._check_params(path_imgrec, data_shape, batch_size, part_index, num_parts,
@@ -553,6 +554,10 @@ class RecordPipeline:
         chw = pixels.transpose(2, 0, 1)  # a view: the normalization reads it in place
         if augment and (self.brightness > 0 or self.contrast > 0 or self.saturation > 0):
             chw = self._jitter(chw.astype(np.float32), rng)
+        if augment and any(self.random_hls) and chw.shape[0] >= 3:
+            shifts = [rng.randint(-v, v) for v in self.random_hls]
+            chw = chw.astype(np.float32)
+            chw[:3] = _shift_hls(chw[:3], *shifts)
         if augment and self.pca_noise > 0 and chw.shape[0] >= 3:
             alpha = np.array([rng.gauss(0, self.pca_noise) for _ in range(3)], np.float32)
             noise = (_PCA_EIGVEC @ (alpha * _PCA_EIGVAL)).reshape(3, 1, 1)
@@ -656,8 +661,9 @@ class ImageRecordIter(DataIter):
     (``max_random_contrast``, ``max_random_illumination``).  MXNet's affine
     augmentation (``max_rotate_angle``/``rotate``, ``max_shear_ratio``,
     ``min/max_random_scale``, ``min/max_aspect_ratio``, ``min/max_img_size``) runs
-    after the resize, with MXNet's matrix.  The HSL jitter (``random_h/s/l``) and the
-    random-sized crop parameters raise: they are not implemented.
+    after the resize, with MXNet's matrix; ``random_h``/``random_l``/``random_s`` shift
+    hue, lightness and saturation in OpenCV's 8-bit HLS.  The random-sized crop
+    parameters raise: they are not implemented.
     ``round_batch`` fills the last batch from the start of the epoch (its ``pad``
     says how many); without it, the last batch is zero-filled past the data.
     """
@@ -732,6 +738,39 @@ class ImageRecordInt8Iter(ImageRecordIter):
 
     _OUT_DTYPE = np.int8
     _NORMALIZE = False
+
+
+def _shift_hls(rgb: np.ndarray, dh: int, dl: int, ds: int) -> np.ndarray:
+    """MXNet's HSL jitter on a CHW RGB array of 0-255 values: to OpenCV's 8-bit HLS
+    (hue 0-180, lightness and saturation 0-255), add the shifts, clamp, and back."""
+    r, g, b = (rgb / 255.0).astype(np.float64)
+    high, low = np.maximum(np.maximum(r, g), b), np.minimum(np.minimum(r, g), b)
+    light = (high + low) / 2
+    diff = high - low
+    flat = diff == 0
+    safe = np.where(flat, 1, diff)
+    sat = np.where(flat, 0, np.where(light < 0.5, diff / np.where(flat, 1, high + low),
+                                     diff / np.where(flat, 1, 2 - high - low)))
+    hue = np.where(high == r, (g - b) / safe * 60,
+                   np.where(high == g, (b - r) / safe * 60 + 120, (r - g) / safe * 60 + 240))
+    hue = np.where(flat, 0, hue % 360)
+    hue8 = np.clip(np.rint(hue / 2) + dh, 0, 180)
+    light = np.clip(np.rint(light * 255) + dl, 0, 255) / 255
+    sat = np.clip(np.rint(sat * 255) + ds, 0, 255) / 255
+    hue = hue8 * 2 % 360 / 60
+    chroma = (1 - np.abs(2 * light - 1)) * sat
+    second = chroma * (1 - np.abs(hue % 2 - 1))
+    base = light - chroma / 2
+    sector = np.floor(hue).astype(int)
+    zeros = np.zeros_like(chroma)
+    table = [(chroma, second, zeros), (second, chroma, zeros), (zeros, chroma, second),
+             (zeros, second, chroma), (second, zeros, chroma), (chroma, zeros, second)]
+    out = np.zeros((3,) + chroma.shape)
+    for k, channels in enumerate(table):
+        mask = sector == k
+        for c in range(3):
+            out[c][mask] = channels[c][mask]
+    return np.clip(np.rint((out + base) * 255), 0, 255).astype(np.float32)
 
 
 def _read_image_list(path: str, label_width: int) -> dict[int, np.ndarray]:
