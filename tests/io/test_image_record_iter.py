@@ -291,3 +291,14 @@ def test_hls_lightness_shift_moves_gray_pixels_evenly(tmp_path):
         assert (delta == delta.flat[0]).all() and abs(delta.flat[0]) <= 40  # gray stays gray
         shifts.add(int(delta.flat[0]))
     assert len(shifts) > 1
+
+
+def test_output_dtype(tmp_path):
+    rec, _ = _write_rec(tmp_path, 2)
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                               dtype="float16")
+    assert it.provide_data[0].dtype == np.float16
+    assert next(it).data[0].dtype == np.float16
+    with pytest.raises(mx.MXNetError, match="float16, float32 or float64"):
+        mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 8), batch_size=2,
+                              dtype="int32")

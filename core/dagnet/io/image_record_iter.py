@@ -134,8 +134,11 @@ class RecordPipeline:
         self._mean = means.reshape(-1, 1, 1)
         self._scale = np.float32(scale)
         self._std = stds.reshape(-1, 1, 1)
-        self._out_dtype = np.dtype(dtype) if dtype is not None and not self._NORMALIZE \
-            else np.dtype(self._OUT_DTYPE)
+        self._out_dtype = np.dtype(self._OUT_DTYPE if dtype is None else dtype)
+        if self._NORMALIZE and self._out_dtype.kind != "f":
+            raise ImageRecordError(f"ImageRecordIter: dtype {dtype!r} cannot hold normalized "
+                                   f"pixels; use float16, float32 or float64 (or "
+                                   f"ImageRecordUInt8Iter for raw pixels)")
         self._labels_from_list = _read_image_list(path_imglist, self.label_width) \
             if path_imglist else None
         self._offsets = self._part_offsets(path_imgidx)
