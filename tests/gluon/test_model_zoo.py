@@ -34,3 +34,17 @@ def test_get_model_and_pretrained_errors(tmp_path):
         vision.resnet18_v1(pretrained=True, root=str(tmp_path))
     with pytest.raises(AssertionError, match="Invalid number of layers"):
         vision.get_resnet(1, 19)
+
+
+def test_vgg_and_alexnet_names_and_forward():
+    with mx.name.NameManager():
+        vgg = vision.vgg11_bn(classes=10)
+        alex = vision.get_model("alexnet", classes=10)
+    vgg_names = list(vgg.collect_params().keys())
+    assert vgg_names[:3] == ["vgg0_conv0_weight", "vgg0_conv0_bias", "vgg0_batchnorm0_gamma"]
+    assert vgg_names[-1] == "vgg0_dense2_bias"
+    assert list(alex.collect_params().keys())[-1] == "alexnet0_dense2_bias"
+    vgg.initialize()
+    assert vgg(mx.nd.ones((1, 3, 32, 32))).shape == (1, 10)
+    with pytest.raises(AssertionError, match="Invalid number of layers"):
+        vision.get_vgg(12)
