@@ -85,7 +85,11 @@ _LAZY_SUBMODULES = {
 }
 
 # Classes MXNet exposes at the top level, from the submodule that defines them.
-_LAZY_ATTRIBUTES = {"AttrScope": "attribute"}
+_LAZY_ATTRIBUTES = {
+    "AttrScope": "attribute",
+    **dict.fromkeys(["is_np_shape", "set_np_shape", "np_shape", "use_np_shape", "is_np_array",
+                     "np_array", "use_np_array", "use_np"], "util"),
+}
 _LAZY_ATTRIBUTES["img"] = "image"  # mx.img: MXNet's second name for mx.image
 
 # What ``from dagnet import *`` gives: the names above and the lazy ones, except the

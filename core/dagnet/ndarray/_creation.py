@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ContextError
+from .._errors import ContextError, ShapeError
 from ..context import Context, current_context
 from ..runtime import adopt_host_buffer, device_of
+from ..util import is_np_shape
 from ._invoke import assign, push_copy
 from ._ndarray import NDArray, new_array, wrap_chunk
 
@@ -60,6 +61,16 @@ def _shape(shape: Any) -> tuple[int, ...]:
     return dims
 
 
+def _check_legacy_shape(shape: tuple[int, ...], what: str) -> None:
+    """Without NumPy shape semantics MXNet reads ``()`` and 0 dimensions as "unknown", so
+    it refuses to create such arrays."""
+    if not is_np_shape() and (not shape or 0 in shape):
+        raise ShapeError(f"{what}: shape {shape} has {'no dimensions' if not shape else 'a 0'}"
+                         f", which MXNet 1.x reads as unknown; scalar and zero-size arrays "
+                         f"need NumPy shape semantics (with mx.np_shape(): ..., or "
+                         f"@mx.use_np_shape)")
+
+
 def _dtype(dtype: Any) -> np.dtype:
     return DEFAULT_DTYPE if dtype is None else np.dtype(dtype)
 
@@ -79,8 +90,10 @@ def empty(shape: int | Sequence[int], ctx: Context | str | None = None, dtype: A
 
 def full(shape: int | Sequence[int], val: Any, ctx: Context | str | None = None,
          dtype: Any = None, out: NDArray | None = None) -> NDArray:
-    """A new array (or ``out``) filled with ``val``."""
+    """A new array (or ``out``) filled with ``val``.  Scalar (``()``) and zero-size shapes
+    need NumPy shape semantics (``mx.np_shape()``), as in MXNet 1.x."""
     if out is None:
+        _check_legacy_shape(_shape(shape), "full/zeros/ones")
         out = empty(shape, ctx, dtype)
     assign(out, val)
     return out

@@ -18,6 +18,7 @@ import numpy as np
 
 from .._errors import DTypeError, OperatorError, ShapeError
 from ..resource import ResourceRequest
+from ..util import dim_is_known
 from ._param import NoParams, Params
 from ._req import ALL_REQS, OpReqType
 
@@ -324,19 +325,22 @@ class Op:
 
 # -- shared inference rules -----------------------------------------------------------
 def shape_is_known(shape: Shape) -> bool:
-    """Whether ``shape`` has no unknown part (None, or a 0 dimension)."""
-    return shape is not None and all(d > 0 for d in shape)
+    """Whether ``shape`` has no unknown part: not None, no negative dimension and, unless
+    NumPy shape semantics are on (``mx.np_shape()``), no 0 dimension."""
+    return shape is not None and all(dim_is_known(d) for d in shape)
 
 
 def merge_shape(a: Shape, b: Shape, what: str) -> Shape:
-    """Combine two partial shapes into one, or raise naming both."""
+    """Combine two partial shapes into one (an unknown dimension, see
+    :func:`shape_is_known`, takes the other's), or raise naming both."""
     if a is None:
         return b
     if b is None:
         return a
-    if len(a) != len(b) or any(x and y and x != y for x, y in zip(a, b)):
+    if len(a) != len(b) or any(dim_is_known(x) and dim_is_known(y) and x != y
+                               for x, y in zip(a, b)):
         raise ShapeError(f"{what}: shapes {tuple(a)} and {tuple(b)} do not match")
-    return tuple(x or y for x, y in zip(a, b))
+    return tuple(x if dim_is_known(x) or not dim_is_known(y) else y for x, y in zip(a, b))
 
 
 def merge_dtype(a: Any, b: Any, what: str) -> Any:

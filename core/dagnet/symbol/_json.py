@@ -17,6 +17,7 @@ from typing import Any
 from .._errors import DagnetError, UnknownNameError
 from ..attribute import stored_key
 from ..operator import get_op
+from ._infer import parse_shape_attr
 from ._node import Node, is_hidden_attr, topo_order
 
 __all__ = ["to_json", "load_json", "load", "FORMAT_VERSION", "SymbolFormatError"]
@@ -59,9 +60,34 @@ def to_json(symbol: Any) -> str:
         "arg_nodes": [i for i, n in enumerate(nodes) if n.op is None],
         "node_row_ptr": row_ptr,
         "heads": [[index[id(n)], i, 0] for n, i in symbol._outputs],
-        "attrs": {"mxnet_version": ["int", FORMAT_VERSION]},
+        "attrs": _graph_attrs(),
     })
     return _write(graph, 0)
+
+
+def _graph_attrs() -> dict:
+    """The graph's attributes: the format version and, as MXNet 1.6+ writes it, whether
+    the graph was made with NumPy shape semantics (0 a real size, -1 unknown)."""
+    from ..util import is_np_shape
+
+    attrs: dict[str, Any] = {"mxnet_version": ["int", FORMAT_VERSION]}
+    if is_np_shape():
+        attrs["is_np_shape"] = ["int", 1]
+    return attrs
+
+
+def _to_numpy_shapes(nodes: list[Node]) -> None:
+    """A graph saved without NumPy shape semantics, loaded with them on: its variables'
+    ``__shape__`` 0s (legacy "unknown") become -1, and an empty shape is dropped."""
+    for node in nodes:
+        text = node.attr.get("__shape__") if node.op is None else None
+        if text is None:
+            continue
+        shape = parse_shape_attr(text)
+        if not shape:
+            del node.attr["__shape__"]
+        else:
+            node.attr["__shape__"] = str(tuple(-1 if d == 0 else d for d in shape))
 
 
 class _Block:
@@ -111,6 +137,11 @@ def load_json(text: str) -> Any:
     nodes: list[Node] = []
     for position, row in enumerate(graph["nodes"]):
         nodes.append(_node(row, position, nodes, len(graph["nodes"])))
+    from ..util import is_np_shape
+
+    saved = graph.get("attrs", {}).get("is_np_shape")
+    if is_np_shape() and not (isinstance(saved, list) and len(saved) == 2 and int(saved[1])):
+        _to_numpy_shapes(nodes)
     heads = [_entry(nodes, head, len(nodes), "heads") for head in graph["heads"]]
     if not heads:
         raise SymbolFormatError("symbol JSON has no heads: a symbol needs at least one output")

@@ -9,7 +9,16 @@ from typing import Any
 import numpy as np
 
 from dagnet import ShapeError
-from dagnet.operator import XP, Op, OpReqType, Params, assign, merge_dtype, merge_shape
+from dagnet.operator import (
+    XP,
+    Op,
+    OpReqType,
+    Params,
+    assign,
+    merge_dtype,
+    merge_shape,
+    shape_is_known,
+)
 
 __all__ = [
     "put", "is_int", "known", "shape_error", "same_shape", "broadcast_shape", "reduce_to",
@@ -44,8 +53,9 @@ def is_int(dtype: Any) -> bool:
 
 # -- shapes ----------------------------------------------------------------------------
 def known(shape: Any) -> bool:
-    """Shape fully known: not None and no 0 (MXNet 1.x's "unknown") dimension."""
-    return shape is not None and all(d > 0 for d in shape)
+    """Shape fully known: not None and no unknown dimension (negative, or 0 unless NumPy
+    shape semantics are on; :func:`dagnet.operator.shape_is_known`)."""
+    return shape_is_known(shape)
 
 
 def shape_str(shape: Any) -> str:

@@ -28,6 +28,7 @@ from dagnet.operator import (
     ZeroGradient,
     merge_shape,
 )
+from dagnet.util import is_np_shape
 
 from . import _sampling as S
 from ._common import fixed_out_type, put, same_shape, shape_error, with_attrs
@@ -90,7 +91,8 @@ def _from_param(op: str, shape_of) -> Any:
 
 
 def _init_shape(attrs):
-    return tuple(attrs.shape) if attrs.shape else None  # () is MXNet 1.x's "unknown"
+    # () is MXNet 1.x's "unknown", unless NumPy shape semantics make it a scalar's shape
+    return tuple(attrs.shape) if attrs.shape or is_np_shape() else None
 
 
 def _arange_length(attrs: RangeParam) -> int:
