@@ -131,9 +131,21 @@ class Symbol:
             entries.extend((node, i) for i in range(node.num_visible_outputs()))
         return Symbol(entries)
 
+    def _gen_atomic_symbol(self) -> Symbol:
+        """A new symbol of this symbol's operator with the same parameters and fresh,
+        automatically named inputs (MXNet's atomic symbol of the node)."""
+        node = self._outputs[0][0]
+        if node.op is None:
+            raise NotImplementedForSymbol(f"_gen_atomic_symbol: {node.name!r} is a variable, "
+                                          f"not an operator's output")
+        from ._frontend import function
+
+        return function(node.op.name)(**node.params)
+
     def get_children(self) -> Symbol | None:
         """The inputs of this symbol's node(s), as one group; None for a variable."""
-        entries = [e for node, _ in self._outputs for e in node.inputs]
+        nodes = list({id(node): node for node, _ in self._outputs}.values())  # each once
+        entries = [e for node in nodes for e in node.inputs]
         return Symbol(entries) if entries else None
 
     # -- attributes -----------------------------------------------------------
@@ -292,9 +304,13 @@ class Symbol:
 
     def infer_shape_partial(self, *args: Any, **kwargs: Any) -> tuple:
         """Like :meth:`infer_shape` but returns what is known: ``()`` for a shape nothing is
-        known about, 0 for an unknown dimension."""
+        known about, 0 for an unknown dimension (None and -1 with NumPy shape semantics on,
+        ``mx.np_shape()``)."""
+        from ..util import is_np_shape
+
         values, _ = self._infer_shape_entries(*args, **kwargs)
-        return tuple([() if s is None else tuple(s) for s in part]
+        nothing = None if is_np_shape() else ()
+        return tuple([nothing if s is None else tuple(s) for s in part]
                      for part in self._split(values))
 
     def infer_type(self, *args: Any, **kwargs: Any) -> tuple:
@@ -480,7 +496,8 @@ swapaxes split slice slice_axis slice_like take one_hot pick sort topk argsort a
 argmax_channel clip abs sign flatten shape_array size_array expand_dims tile transpose flip
 sum nansum prod nanprod mean max min norm round rint fix floor ceil trunc sin cos tan arcsin
 arccos arctan degrees radians sinh cosh tanh arcsinh arccosh arctanh exp expm1 log log10 log2
-log1p sqrt rsqrt cbrt rcbrt square reciprocal relu sigmoid softmax log_softmax squeeze
+log1p sqrt rsqrt cbrt rcbrt square reciprocal relu sigmoid softmax log_softmax squeeze softmin
+pad diag depth_to_space space_to_depth
 """.split())
 
 

@@ -15,7 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from dagnet.operator import XP, Case, ComposedGradient, Domain, Field, Gradient, Op, Params
+from dagnet.operator import (
+    XP,
+    Case,
+    ComposedGradient,
+    Domain,
+    Field,
+    Gradient,
+    Op,
+    Params,
+    merge_shape,
+)
+from dagnet.util import dim_is_known
 
 from . import _sampling as S
 from ._common import backward_op, known, put, shape_error, with_attrs
@@ -46,9 +57,16 @@ def _dot_dims(attrs: DotParam, ls: Sequence[int], rs: Sequence[int]) -> tuple[tu
 
 
 def _dot_infer(attrs, ins, outs):
-    if not (known(ins[0]) and known(ins[1])):
+    ls, rs = ins
+    if ls is None or rs is None:
         return ins, outs
-    rows, _, cols = _dot_dims(attrs, ins[0], ins[1])
+    if not (known(ls) and known(rs)):
+        # partial shapes: the output follows once both contracted dimensions are known
+        k_l = ls[0] if attrs.transpose_a else ls[-1]
+        k_r = rs[-1] if attrs.transpose_b else rs[0]
+        if not (dim_is_known(k_l) and dim_is_known(k_r)):
+            return ins, outs
+    rows, _, cols = _dot_dims(attrs, ls, rs)
     return ins, [rows + cols or (1,)]
 
 
@@ -97,8 +115,14 @@ def _np_dot(p, lhs, rhs):
 # -- batch_dot ----------------------------------------------------------------------------------
 def _batch_infer(attrs, ins, outs):
     ls, rs = ins
-    if not (known(ls) and known(rs)):
+    if ls is None or rs is None:
         return ins, outs
+    if not (known(ls) and known(rs)):
+        # partial shapes: the matrix dimensions must be known, the batch ones may not
+        if len(ls) < 3 or not all(dim_is_known(d) for d in tuple(ls[-2:]) + tuple(rs[-2:])):
+            return ins, outs
+        batch = merge_shape(tuple(ls[:-2]), tuple(rs[:-2]), "batch_dot batch dimensions")
+        ls, rs = batch + tuple(ls[-2:]), batch + tuple(rs[-2:])
     if len(ls) < 3 or len(ls) != len(rs) or tuple(ls[:-2]) != tuple(rs[:-2]):
         raise shape_error("batch_dot", f"lhs {tuple(ls)} and rhs {tuple(rs)} must both be "
                                        f"batches (ndim >= 3) with equal leading dimensions")

@@ -29,6 +29,7 @@ from dagnet.operator import (
     merge_dtype,
     merge_shape,
 )
+from dagnet.util import dim_is_known
 
 from . import _sampling as S
 from ._common import (
@@ -137,11 +138,14 @@ def _pick_axis(attrs: PickParam, ndim: int) -> int:
 
 def _pick_infer(attrs, ins, outs):
     data, idx = ins
-    if not known(data):
+    if data is None:
         return ins, outs
     axis = _pick_axis(attrs, len(data))
     out = tuple(1 if i == axis else d for i, d in enumerate(data)) if attrs.keepdims else \
         (tuple(d for i, d in enumerate(data) if i != axis) or (1,))
+    if not known(data):  # partial: the known dimensions pass through, index takes them too
+        return [tuple(data), merge_shape(idx, out, "pick index") if idx is not None and
+                len(idx) == len(out) else idx], [merge_shape(out, outs[0], "pick output")]
     if idx is not None and int(np.prod(idx)) != int(np.prod(out)):
         raise shape_error("pick", f"index has shape {tuple(idx)} but picking along axis {axis} "
                                   f"of data {tuple(data)} needs {out}")
@@ -318,8 +322,8 @@ def _where_infer(attrs, ins, outs):
                                        f"output") from None
     if cond is not None and merged is not None:
         # 0 is an unknown dimension: compare only what both sides know
-        rows = len(cond) == 1 and len(merged) > 1 and not (cond[0] and merged[0]
-                                                            and cond[0] != merged[0])
+        rows = len(cond) == 1 and len(merged) > 1 and not (
+            dim_is_known(cond[0]) and dim_is_known(merged[0]) and cond[0] != merged[0])
         if not rows:
             try:
                 merged = merge_shape(merged, cond, "")
@@ -328,7 +332,9 @@ def _where_infer(attrs, ins, outs):
                                            f"shape {tuple(merged)} or 1-D of length "
                                            f"{merged[0]}") from None
             cond = merged
-    return [cond if cond is not None else merged, merged, merged], [merged]
+    # as MXNet, the output is inferred only once the condition's shape is fully known
+    out = merged if known(cond) else outs[0]
+    return [cond if cond is not None else merged, merged, merged], [out]
 
 
 def _where_type(attrs, ins, outs):

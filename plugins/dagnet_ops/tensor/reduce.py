@@ -37,6 +37,7 @@ from dagnet.operator import (
     ZeroGradient,
     merge_shape,
 )
+from dagnet.util import is_np_shape
 
 from . import _sampling as S
 from . import _second_order as second_order
@@ -81,8 +82,12 @@ def _infer(op: str) -> Fn:
     def infer(attrs, ins, outs):
         if ins[0] is None:
             return ins, outs
-        out = reduced_shape(ins[0], _axes_of(op, attrs, len(ins[0])), attrs.keepdims)
-        try:  # 0 is an unknown dimension on either side
+        axes = _axes_of(op, attrs, len(ins[0]))
+        if op in ("max", "min") and is_np_shape() and any(ins[0][a] == 0 for a in axes):
+            raise shape_error(op, f"cannot take the {op}imum over a zero-size axis of input "
+                                  f"{tuple(ins[0])}: it has no identity (axes {axes})")
+        out = reduced_shape(ins[0], axes, attrs.keepdims)
+        try:  # an unknown dimension on either side takes the other's
             out = merge_shape(out, outs[0], "")
         except Exception:
             raise shape_error(op, f"input {tuple(ins[0])} reduces to {out}, but the output has "

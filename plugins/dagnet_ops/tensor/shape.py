@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from dagnet import ShapeError
 from dagnet.operator import (
     REQUIRED,
     XP,
@@ -36,6 +37,7 @@ from dagnet.operator import (
     ZeroGradient,
     merge_shape,
 )
+from dagnet.util import dim_is_known, unknown_dim
 
 from . import _sampling as S
 from . import _second_order as second_order
@@ -382,8 +384,33 @@ def _swapped(p: SwapAxisParam, s: tuple) -> tuple:
     return tuple(s[a] for a in _swap_perm(p, len(s)))
 
 
+def _permutation_infer(op: str, perm: Fn) -> Fn:
+    """Shape inference of an axis permutation ``perm(attrs, ndim)``, for partial shapes
+    both ways: every known dimension of the input or the output fills the other."""
+    def infer(attrs, ins, outs):
+        data, out = ins[0], outs[0]
+        ndim = len(data) if data is not None else len(out) if out is not None else None
+        if ndim is None:
+            return ins, outs
+        order = perm(attrs, ndim)
+        if data is not None:
+            try:
+                out = merge_shape(tuple(data[a] for a in order), out, "")
+            except ShapeError:
+                raise shape_error(op, f"input {tuple(data)} gives output "
+                                      f"{tuple(data[a] for a in order)}, but the output has "
+                                      f"shape {tuple(out)}") from None
+        back = [0] * ndim
+        for i, a in enumerate(order):
+            back[a] = out[i]
+        return [merge_shape(tuple(back), data, f"operator {op!r} input")], [out]
+
+    return infer
+
+
 OPS += [
     *layout_op("transpose", TransposeParam,
+               infer_shape=_permutation_infer("transpose", _perm),
                out_shape=lambda p, s: tuple(s[a] for a in _perm(p, len(s))),
                in_shape=lambda p, s: tuple(s[a] for a in _inverse_perm(p, len(s))),
                forward=lambda xp, x, p, shape: xp.transpose(x, _perm(p, x.ndim)),
@@ -395,6 +422,7 @@ OPS += [
                     "end (MXNet rejects them).  Dtype unchanged.  Gradient: the inverse "
                     "permutation of the head gradient."),
     *layout_op("SwapAxis", SwapAxisParam, out_shape=_swapped, in_shape=_swapped,
+               infer_shape=_permutation_infer("SwapAxis", _swap_perm),
                forward=lambda xp, x, p, shape: xp.transpose(x, _swap_perm(p, x.ndim)),
                backward=lambda xp, g, p, shape: xp.transpose(g, _swap_perm(p, g.ndim)),
                sample=lambda draw, shape: {"dim1": S.axis(draw, len(shape)),
@@ -418,6 +446,7 @@ def _concat_infer(attrs, ins, outs):
         return ins, outs
     ndim = len(shapes[0])
     axis = norm_axis(op, attrs.dim, ndim, "dim")
+    unknown = unknown_dim()
     template = None
     labelled = [(f"arg{i}", s) for i, s in enumerate(ins)] + [("output", outs[0])]
     for label, s in labelled:
@@ -426,22 +455,22 @@ def _concat_infer(attrs, ins, outs):
         if len(s) != ndim:
             raise shape_error(op, f"argument {label!r} has shape {tuple(s)} but the others have "
                                   f"{ndim} dimensions")
-        masked = tuple(0 if i == axis else d for i, d in enumerate(s))
+        masked = tuple(unknown if i == axis else d for i, d in enumerate(s))
         try:
             template = merge_shape(template, masked, "")
         except Exception:
             raise shape_error(op, f"argument {label!r} has shape {tuple(s)}, incompatible with "
                                   f"{shape_str(template)} outside dim {axis}") from None
-    sizes = [s[axis] if s is not None else 0 for s in ins]
-    total = outs[0][axis] if outs[0] is not None else 0
-    missing = [i for i, d in enumerate(sizes) if d == 0]
+    sizes = [s[axis] if s is not None else unknown for s in ins]
+    total = outs[0][axis] if outs[0] is not None else unknown
+    missing = [i for i, d in enumerate(sizes) if not dim_is_known(d)]
     if not missing:
-        if total and total != sum(sizes):
+        if dim_is_known(total) and total != sum(sizes):
             raise shape_error(op, f"inputs {[tuple(s) for s in ins]} concatenate to "
                                   f"{sum(sizes)} along dim {axis}, but the output has {total}")
         total = sum(sizes)
-    elif len(missing) == 1 and total:
-        sizes[missing[0]] = total - sum(sizes)
+    elif len(missing) == 1 and dim_is_known(total):
+        sizes[missing[0]] = total - sum(d for d in sizes if dim_is_known(d))
 
     def with_axis(d):
         return tuple(d if i == axis else t for i, t in enumerate(template))
@@ -521,14 +550,15 @@ def _split_infer(attrs, ins, outs):
     data = ins[0]
     n = attrs.num_outputs
     if not known(data):
+        # back-inference: a known part gives the input, merged with what is known of it
         piece = next((s for s in outs if known(s)), None)
-        if piece is None or data is not None:
+        if piece is None:
             return ins, outs
         ndim = len(piece) + (1 if attrs.squeeze_axis else 0)
         axis = norm_axis(op, attrs.axis, ndim)
         full = list(piece[:axis]) + [1] + list(piece[axis:]) if attrs.squeeze_axis else list(piece)
         full[axis] *= n
-        data = tuple(full)
+        data = merge_shape(tuple(full), data, f"operator {op!r} input")
     axis = norm_axis(op, attrs.axis, len(data))
     if data[axis] % n:
         raise shape_error(op, f"cannot split axis {axis} of input {tuple(data)} into "
@@ -709,8 +739,32 @@ def _np_slice_axis(p, x):
     return np.moveaxis(np.moveaxis(x, p.axis, 0)[p.begin:p.end], 0, p.axis)
 
 
+def _dimwise_partial(op: str, rule: Fn) -> Fn:
+    """Shape inference for ops whose output dimension i depends on input dimension i only
+    (slices): unknown input dimensions stay unknown in the output, the rest are computed."""
+    big = 2 ** 31 - 1  # stands in for an unknown size: every bound fits inside it
+
+    def infer(attrs, ins, outs):
+        data = ins[0]
+        if data is None:
+            return ins, outs
+        unknown = [not dim_is_known(d) for d in data]
+        got = rule(attrs, tuple(big if u else d for u, d in zip(unknown, data)))
+        marker = unknown_dim()
+        out = tuple(marker if u else g for u, g in zip(unknown, got))
+        try:
+            out = merge_shape(out, outs[0], "")
+        except ShapeError:
+            raise shape_error(op, f"input {tuple(data)} gives output {out}, but the output "
+                                  f"has shape {tuple(outs[0])}") from None
+        return ins, [out]
+
+    return infer
+
+
 OPS += [
     *layout_op("slice", SliceParam, out_shape=lambda p, s: _sliced_shape("slice", p, s),
+               infer_shape=_dimwise_partial("slice", lambda p, s: _sliced_shape("slice", p, s)),
                forward=lambda xp, x, p, shape: x[_slices("slice", p, x.shape)],
                backward=lambda xp, g, p, shape: _zeros_with(
                    xp, g, shape, _slices("slice", p, shape)),
@@ -725,6 +779,7 @@ OPS += [
                     "gradient placed in the slice of a zero array."),
     *layout_op("slice_axis", SliceAxisParam,
                out_shape=_axis_sliced_shape,
+               infer_shape=_dimwise_partial("slice_axis", _axis_sliced_shape),
                forward=lambda xp, x, p, shape: x[_axis_slice(p, x.shape)],
                backward=lambda xp, g, p, shape: _zeros_with(xp, g, shape, _axis_slice(p, shape)),
                sample=_slice_axis_params, reference=_np_slice_axis,
