@@ -28,9 +28,10 @@ string_types = (str,)
 mx_real_t = np.float32  # the default real type, as MXNet names it
 
 
-def py_str(raw: bytes) -> str:
-    """Text from UTF-8 bytes."""
-    return raw.decode("utf-8")
+def py_str(raw: bytes | str) -> str:
+    """Text from UTF-8 bytes (text is returned as is: dagnet's callbacks pass names as
+    ``str`` where MXNet's C callbacks pass ``bytes``)."""
+    return raw.decode("utf-8") if isinstance(raw, (bytes, bytearray)) else str(raw)
 
 
 def data_dir_default() -> str:

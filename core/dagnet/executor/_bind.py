@@ -35,6 +35,8 @@ def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: d
     allocate zeroed arguments, gradients (per ``grad_req``) and auxiliary
     states on ``ctx``, and bind them.  ``shared_exec`` lends its inner memory."""
     dev = _device(ctx, group2ctx)
+    # as MXNet, keyword values that are not shapes (an op's axis=, mode= ...) are ignored
+    shapes = {k: v for k, v in shapes.items() if isinstance(v, (tuple, list))}
     entry_shapes = _complete_shapes(symbol, shapes, "simple_bind")
     if type_dict is None:
         type_dict = {n.name: np.float32 for n in symbol._variables()[0]

@@ -37,6 +37,7 @@ from ._indexing import is_basic_key
 from ._invoke import PreparedCall, assign, invoke, prepared, push_copy
 from ._io import NDArrayFileError, load, load_frombuffer, save
 from ._ndarray import NDArray, new_array, wrap_chunk
+from ._numpy_style import histogram, split_v2, split_v2_params
 from ._ufunc import (
     add,
     divide,
@@ -61,19 +62,20 @@ from ._ufunc import (
 
 __all__ = [
     "add", "arange", "array", "assign", "concatenate", "contrib", "DEFAULT_DTYPE", "divide",
-    "empty", "equal", "eye", "from_numpy", "full", "greater", "greater_equal", "hypot", "invoke",
-    "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg", "linspace", "load",
-    "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "modulo",
-    "moveaxis", "multiply", "Namespace", "NDArray", "NDArrayFileError", "new_array", "not_equal",
-    "onehot_encode", "ones", "op", "OpFunction", "power", "prepared", "PreparedCall", "push_copy",
-    "save", "set_training", "subtract", "true_divide", "UnknownOperatorError", "waitall",
-    "wrap_chunk", "zeros",
+    "empty", "equal", "eye", "from_numpy", "full", "greater", "greater_equal", "histogram", "hypot",
+    "image", "invoke", "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg",
+    "linspace", "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum",
+    "minimum", "modulo", "moveaxis", "multiply", "Namespace", "NDArray", "NDArrayFileError",
+    "new_array", "not_equal", "onehot_encode", "ones", "op", "OpFunction", "power", "prepared",
+    "PreparedCall", "push_copy", "save", "set_training", "split_v2", "split_v2_params", "subtract",
+    "true_divide", "UnknownOperatorError", "waitall", "wrap_chunk", "zeros",
 ]
 
 _internal = Namespace("_internal")
 op = Namespace("op")
 contrib = Namespace("contrib", "_contrib_")
 linalg = Namespace("linalg", "_linalg_")
+image = Namespace("image", "_image_")
 
 
 def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) -> NDArray:

@@ -22,6 +22,7 @@ from ._custom import (
     registered_custom_ops,
 )
 from ._gradient import BackwardPlan, BackwardStep, GraphView, NodeFacts, plan_backward
+from ._introspect import OperatorArguments, get_all_registered_operators, get_operator_arguments
 from ._op import (
     XP,
     Case,
@@ -52,6 +53,8 @@ __all__ = [
     "OperatorProperty", "OpReqType", "Params", "plan_backward", "REQUIRED", "resolve_name",
     "Shape", "shape_is_known", "SimpleOp", "SimpleOpEnv", "UnknownOperatorError", "XP",
     "ZeroGradient",
+    # MXNet's operator introspection
+    "get_all_registered_operators", "get_operator_arguments", "OperatorArguments",
     # MXNet's Python custom operators
     "CustomOp", "CustomOpProp", "CustomParams", "custom_prop", "custom_prop_class", "register",
     "registered_custom_ops",

@@ -20,18 +20,27 @@ import importlib
 from typing import Any
 
 from ._compose import SymbolArgumentError
-from ._frontend import SymbolFunction
+from ._frontend import Namespace, SymbolFunction
 from ._frontend import function as _function
 from ._helpers import arange, eye, full, hypot, maximum, minimum, ones, pow, power, zeros
 from ._json import SymbolFormatError, load, load_json
 from ._node import Entry, Node
+from ._numpy_style import histogram, split_v2
 from ._symbol import Group, NotImplementedForSymbol, Symbol, UnknownOutputError, Variable, var
 
 __all__ = [
-    "arange", "Entry", "eye", "full", "Group", "hypot", "load", "load_json", "maximum", "minimum",
-    "Node", "NotImplementedForSymbol", "ones", "pow", "power", "Symbol", "SymbolArgumentError",
-    "SymbolFormatError", "SymbolFunction", "UnknownOutputError", "var", "Variable", "zeros",
+    "arange", "contrib", "Entry", "eye", "full", "Group", "histogram", "hypot", "image", "linalg",
+    "load", "load_json", "maximum", "minimum", "Namespace", "Node", "NotImplementedForSymbol",
+    "ones", "op", "pow", "power", "split_v2", "Symbol", "SymbolArgumentError", "SymbolFormatError",
+    "SymbolFunction", "UnknownOutputError", "var", "Variable", "zeros",
 ]
+
+
+_internal = Namespace("_internal")
+op = Namespace("op")
+contrib = Namespace("contrib", "_contrib_")
+linalg = Namespace("linalg", "_linalg_")
+image = Namespace("image", "_image_")
 
 
 def __getattr__(name: str) -> Any:

@@ -14,7 +14,7 @@ from .. import plugins as _plugins
 from ..operator import call_signature, get_op, resolve_name
 from ._compose import apply_op
 
-__all__ = ["SymbolFunction", "function"]
+__all__ = ["Namespace", "SymbolFunction", "function"]
 
 
 class SymbolFunction:
@@ -72,3 +72,33 @@ def _docstring(op: Any) -> str:
         "name when omitted).\nattr : dict of str to str, optional\n    Attributes of the "
         "resulting symbol (``__key__`` keys, or ctx_group, lr_mult, ...).\n\nReturns\n"
         "-------\nSymbol\n    The result symbol.") + note + rest
+
+
+class Namespace:
+    """MXNet's operator namespaces under ``mx.sym``: ``contrib``, ``linalg``, ``image``,
+    ``op`` and ``_internal``.
+
+    ``sym.contrib.foo`` is the operator ``_contrib_foo`` (named ``foo``); ``op`` and
+    ``_internal`` hold every operator under its own name.
+    """
+
+    def __init__(self, name: str, prefix: str = ""):
+        self.__name__ = f"dagnet.symbol.{name}"
+        self._prefix = prefix
+
+    def __getattr__(self, name: str) -> SymbolFunction:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        fn = function(self._prefix + name)
+        if not self._prefix:
+            return fn
+        named = SymbolFunction(name, fn._target, fn.__doc__ or "")
+        named._hint = fn._hint
+        return named
+
+    def __dir__(self) -> list[str]:
+        prefix = self._prefix
+        return sorted(n[len(prefix):] for n in _plugins.ops() if n.startswith(prefix))
+
+    def __repr__(self) -> str:
+        return f"<namespace {self.__name__}>"
