@@ -36,6 +36,7 @@ from .testing.generator_checks import (
     var_check,
     verify_generator,
 )
+from .util import getenv, setenv, use_np
 
 __all__ = [
     # tolerances and dtypes
@@ -122,6 +123,9 @@ __all__ = [
     "logging",
     "array",
     "Context",
+    "use_np",
+    "getenv",
+    "setenv",
 ]
 
 _INT_DTYPES = (np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64)
@@ -808,7 +812,44 @@ def check_op_numeric_gradient(
             ) from None
 
 
-def check_consistency(
+def check_consistency(op: Any, *args: Any, **kwargs: Any) -> Any:
+    """Check that a computation agrees with itself across contexts and dtypes.
+
+    MXNet's form, ``check_consistency(sym, ctx_list, scale=1.0, grad_req='write',
+    arg_params=None, aux_params=None, tol=None, raise_on_err=True, ground_truth=None,
+    equal_nan=False, use_uniform=False, rand_type=np.float64)``: ``sym`` is a Symbol
+    (or one per entry) and each ``ctx_list`` entry a dict of ``simple_bind`` keywords
+    (``ctx``, shapes, ``type_dict``); outputs and gradients are compared with those of
+    the widest dtype.  dagnet's operator form, ``check_consistency(op, inputs,
+    params=None, ctx_list=None, rtol=None, atol=None, dtype=np.float32)``, runs one
+    operator's kernel on every context (default: every available backend).
+    """
+    from .symbol import Symbol
+
+    if isinstance(op, Symbol) or (isinstance(op, (list, tuple)) and op
+                                  and all(isinstance(s, Symbol) for s in op)):
+        return _check_symbol_consistency(op, *args, **kwargs)
+    return _check_op_consistency(op, *args, **kwargs)
+
+
+def _check_symbol_consistency(sym: Any, ctx_list: Sequence[Mapping[str, Any]],
+                              scale: float = 1.0, grad_req: Any = "write",
+                              arg_params: Mapping[str, Any] | None = None,
+                              aux_params: Mapping[str, Any] | None = None, tol: Any = None,
+                              raise_on_err: bool = True, ground_truth: Any = None,
+                              equal_nan: bool = False, use_uniform: bool = False,
+                              rand_type: Any = np.float64, rtol: float | None = None,
+                              atol: float | None = None) -> dict:
+    from .testing.symbolic_checks import check_symbol_consistency
+
+    if tol is not None and not isinstance(tol, Mapping):
+        rtol = atol = float(tol)
+    return check_symbol_consistency(sym, ctx_list, scale, grad_req, arg_params, aux_params,
+                                    rtol, atol, raise_on_err, ground_truth, equal_nan,
+                                    use_uniform, rand_type)
+
+
+def _check_op_consistency(
     op: Any,
     inputs: Sequence[Any],
     params: Mapping[str, Any] | None = None,

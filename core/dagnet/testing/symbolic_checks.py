@@ -5,7 +5,7 @@ and its gradients with central differences of its forward pass."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,8 @@ import numpy as np
 from ..context import Context
 from ..runtime import GRAD_REQS
 
-__all__ = ["symbolic_forward", "symbolic_backward", "check_symbol_numeric_gradient"]
+__all__ = ["symbolic_forward", "symbolic_backward", "check_symbol_numeric_gradient",
+           "check_symbol_consistency"]
 
 
 def _host(value: Any) -> np.ndarray:
@@ -39,9 +40,21 @@ def _by_name(values: Any, names: list[str], what: str, complete: bool = True) ->
 
 
 def _ndarrays(values: dict[str, Any], ctx: Context, dtype: Any) -> dict[str, Any]:
+    """NDArrays as given (MXNet binds them as they are); anything else copied into a new
+    NDArray of ``dtype``, or of its own dtype when ``dtype`` is ``"asnumpy"``."""
     from .. import ndarray
 
-    return {k: ndarray.array(_host(v), ctx=ctx, dtype=dtype) for k, v in values.items()}
+    def convert(v: Any) -> Any:
+        if isinstance(v, ndarray.NDArray):
+            return v
+        host = _host(v)
+        return ndarray.array(host, ctx=ctx, dtype=host.dtype if _is_asnumpy(dtype) else dtype)
+
+    return {k: convert(v) for k, v in values.items()}
+
+
+def _is_asnumpy(dtype: Any) -> bool:
+    return isinstance(dtype, str) and dtype == "asnumpy"
 
 
 def _bind_inputs(sym: Any, location: Any, aux_states: Any, ctx: Context | None,
@@ -77,7 +90,6 @@ def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rt
                       atol: float | None, aux_states: Any, grad_req: Any, ctx: Context | None,
                       equal_nan: bool, dtype: Any) -> dict[str, np.ndarray]:
     """See :func:`dagnet.test_utils.check_symbolic_backward`."""
-    from .. import ndarray
     from ..test_utils import assert_almost_equal
 
     ctx, args, aux = _bind_inputs(sym, location, aux_states, ctx, dtype)
@@ -90,9 +102,13 @@ def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rt
     executor = sym.bind(ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux)
     executor.forward(is_train=True)
     if out_grads is not None:
-        heads = _by_name(out_grads if not hasattr(out_grads, "shape") else [out_grads],
-                         sym.list_outputs(), "out_grads", complete=False)
-        out_grads = {k: None if v is None else ndarray.array(_host(v), ctx=ctx, dtype=dtype)
+        outputs = sym.list_outputs()
+        if hasattr(out_grads, "shape"):
+            out_grads = [out_grads]
+        elif isinstance(out_grads, (list, tuple)):
+            out_grads = list(out_grads)[:len(outputs)]  # MXNet's executor ignores extra ones
+        heads = _by_name(out_grads, outputs, "out_grads", complete=False)
+        out_grads = {k: None if v is None else _ndarrays({k: v}, ctx, dtype)[k]
                      for k, v in heads.items()}
     executor.backward(out_grads)
     result = {}
@@ -288,3 +304,92 @@ class _LossChange:
             numeric[j] = sum(float(np.dot(np.subtract(p, m, dtype=np.float64), w))
                              for p, m, w in zip(plus, minus, self._projections)) / eps
         return numeric.reshape(target.shape)
+
+
+def check_symbol_consistency(syms: Any, ctx_list: Sequence[Mapping[str, Any]], scale: float,
+                             grad_req: Any, arg_params: Mapping[str, Any] | None,
+                             aux_params: Mapping[str, Any] | None, rtol: float | None,
+                             atol: float | None, raise_on_err: bool, ground_truth: Any,
+                             equal_nan: bool, use_uniform: bool, rand_type: Any) -> dict:
+    """MXNet's ``check_consistency`` for symbols: bind each symbol with its ``ctx_list``
+    entry (``ctx``, argument shapes, ``type_dict``) through ``simple_bind``, give all the
+    same random arguments, and compare every executor's outputs (inference, then
+    training with random head gradients) and gradients with those of the executor of
+    the widest output dtype.  Returns that reference, by output and argument name."""
+    from .. import test_utils
+    from ..symbol import Symbol
+
+    if len(ctx_list) < 2:
+        raise ValueError("check_consistency: give at least two ctx_list entries to compare")
+    syms = [syms] * len(ctx_list) if isinstance(syms, Symbol) else list(syms)
+    if len(syms) != len(ctx_list):
+        raise ValueError(f"check_consistency: {len(syms)} symbols for {len(ctx_list)} "
+                         f"ctx_list entries; give one symbol or one per entry")
+    outputs, arguments = syms[0].list_outputs(), syms[0].list_arguments()
+    for s in syms[1:]:
+        if s.list_outputs() != outputs or s.list_arguments() != arguments:
+            raise ValueError("check_consistency: the symbols differ in their arguments or "
+                             "outputs; they must describe the same computation")
+    executors = [s.simple_bind(grad_req=grad_req, **dict(entry))
+                 for s, entry in zip(syms, ctx_list)]
+    args = dict(arg_params or {})
+    for name, arr in sorted(executors[0].arg_dict.items()):
+        if name not in args:
+            args[name] = (np.random.uniform(-0.92 * scale, 0.92 * scale, arr.shape)
+                          if use_uniform else np.random.normal(0, scale, arr.shape)
+                          ).astype(rand_type)
+    aux = dict(aux_params or {})
+    for exe in executors:
+        for name, arr in exe.arg_dict.items():
+            arr[:] = args[name]
+        for name, arr in exe.aux_dict.items():
+            arr[:] = aux.get(name, 0)
+        if grad_req == "add":
+            for arr in exe.grad_arrays:
+                if arr is not None:
+                    arr[:] = 0
+    widest = int(np.argmax([np.dtype(exe.outputs[0].dtype).itemsize for exe in executors]))
+
+    def compare(what: str, got: Any, want: Any, index: int) -> None:
+        try:
+            test_utils.assert_almost_equal(got, want, rtol=rtol, atol=atol,
+                                           equal_nan=equal_nan,
+                                           names=(f"ctx {index} {what}", f"ctx {widest}"))
+        except AssertionError:
+            if raise_on_err:
+                raise
+
+    for exe in executors:
+        exe.forward(is_train=False)
+    reference = ground_truth
+    if reference is None:
+        reference = {n: a.asnumpy() for n, a in zip(outputs, executors[widest].outputs)}
+    for i, exe in enumerate(executors):
+        if i != widest:
+            for name, arr in zip(outputs, exe.outputs):
+                compare(name, arr.asnumpy(), reference[name], i)
+    if grad_req == "null":
+        return reference
+    heads = [np.random.normal(0, scale, arr.shape) for arr in executors[0].outputs]
+    for exe in executors:
+        exe.forward(is_train=True)
+        exe.backward([_ndarray_like(h, arr) for h, arr in zip(heads, exe.outputs)])
+    if ground_truth is None:
+        reference = {n: a.asnumpy() for n, a in zip(outputs, executors[widest].outputs)}
+        reference.update({n: g.asnumpy() for n, g in executors[widest].grad_dict.items()
+                          if g is not None})
+    for i, exe in enumerate(executors):
+        if i == widest:
+            continue
+        for name, arr in zip(outputs, exe.outputs):
+            compare(name, arr.asnumpy(), reference[name], i)
+        for name, grad in exe.grad_dict.items():
+            if grad is not None and name in reference:
+                compare(f"gradient of {name}", grad.asnumpy(), reference[name], i)
+    return reference
+
+
+def _ndarray_like(value: np.ndarray, like: Any) -> Any:
+    from .. import ndarray
+
+    return ndarray.array(value, ctx=like.context, dtype=like.dtype)
