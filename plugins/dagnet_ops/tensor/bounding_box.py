@@ -1,0 +1,361 @@
+"""Bounding-box operators of MXNet's ``contrib`` (``bounding_box.cc``, ``multibox_prior.cc``):
+``box_iou``, ``box_encode``, ``box_decode``, ``bipartite_matching`` and ``MultiBoxPrior``.
+
+Boxes are 4-vectors in ``corner`` format ``(xmin, ymin, xmax, ymax)`` or ``center``
+format ``(x, y, width, height)``.  None of these is differentiable in MXNet's sense:
+box_encode/box_decode pass no gradient to their anchors, matches or statistics, and
+the others give zero gradients.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import numpy as np
+
+from dagnet import ShapeError
+from dagnet.operator import (
+    REQUIRED,
+    XP,
+    Case,
+    Domain,
+    Field,
+    Op,
+    Params,
+    Shape,
+    ZeroGradient,
+)
+
+from . import _sampling as S
+from ._common import first_input_type, fixed_out_type, known, put, with_attrs
+
+
+class FloatTuple(Field):
+    """A tuple of floats, written ``(0.5, 0.25)`` (MXNet's ``Tuple<float>``)."""
+
+    def __init__(self, default: Any, desc: str):
+        super().__init__(Shape, default, desc)
+
+    def _convert(self, value: Any) -> Any:
+        if isinstance(value, str):
+            value = ast.literal_eval(value.strip() or "()")
+        if isinstance(value, (int, float)):
+            return (float(value),)
+        return tuple(float(v) for v in value)
+
+
+def _error(op: str, message: str) -> ShapeError:
+    return ShapeError(f"operator {op!r}: {message}")
+
+
+def _corners(xp: Any, boxes: Any, fmt: str) -> tuple[Any, Any, Any, Any]:
+    a, b, c, d = (boxes[..., i] for i in range(4))
+    if fmt == "corner":
+        return a, b, c, d
+    return a - c / 2, b - d / 2, a + c / 2, b + d / 2
+
+
+def _centers(xp: Any, boxes: Any, fmt: str) -> tuple[Any, Any, Any, Any]:
+    a, b, c, d = (boxes[..., i] for i in range(4))
+    if fmt == "center":
+        return a, b, c, d
+    return (a + c) / 2, (b + d) / 2, c - a, d - b
+
+
+# -- box_iou ------------------------------------------------------------------------------------
+class BoxIouParam(Params):
+    format = Field(str, "corner", "The box encoding type. \"corner\" means boxes are encoded as "
+                                  "[xmin, ymin, xmax, ymax], \"center\" means boxes are encodes "
+                                  "as [x, y, width, height].", choices=("center", "corner"))
+
+
+def _iou_infer(attrs, ins, outs):
+    lhs, rhs = ins
+    if not (known(lhs) and known(rhs)):
+        return ins, outs
+    if lhs[-1] != 4 or rhs[-1] != 4:
+        raise _error("_contrib_box_iou", f"boxes must end in 4 coordinates, got lhs "
+                                         f"{tuple(lhs)} and rhs {tuple(rhs)}")
+    return ins, [tuple(lhs[:-1]) + tuple(rhs[:-1])]
+
+
+def _iou(xp, fmt, lhs, rhs):
+    a = xp.reshape(lhs, (-1, 1, 4))
+    b = xp.reshape(rhs, (1, -1, 4))
+    al, at, ar, ab = _corners(xp, a, fmt)
+    bl, bt, br, bb = _corners(xp, b, fmt)
+    width = xp.maximum(0, xp.minimum(ar, br) - xp.maximum(al, bl))
+    height = xp.maximum(0, xp.minimum(ab, bb) - xp.maximum(at, bt))
+    inter = width * height
+    union = (xp.maximum(0, ar - al) * xp.maximum(0, ab - at)
+             + xp.maximum(0, br - bl) * xp.maximum(0, bb - bt) - inter)
+    iou = xp.where(inter > 0, inter / xp.where(inter > 0, union, 1), 0)
+    return iou.reshape(lhs.shape[:-1] + rhs.shape[:-1])
+
+
+def _box_iou(attrs, ctx, inputs, req, outputs):
+    put(outputs[0], req[0], _iou(ctx.xp, attrs.format, *inputs))
+
+
+def _boxes(draw, shape):
+    xy = S.floats(draw, tuple(shape) + (2,), 0, 4)
+    wh = S.floats(draw, tuple(shape) + (2,), 0.5, 3)
+    return np.concatenate([xy, xy + wh], axis=-1)
+
+
+def _iou_case(draw):
+    return Case([_boxes(draw, S.shape(draw, max_dims=2)), _boxes(draw, S.shape(draw, max_dims=2))])
+
+
+# -- box_encode / box_decode --------------------------------------------------------------------
+def _encode_infer(attrs, ins, outs):
+    samples, matches, anchors, refs, means, stds = ins
+    if not known(anchors):
+        return ins, outs
+    return ins, [tuple(anchors), tuple(anchors)]
+
+
+def _box_encode(attrs, ctx, inputs, req, outputs):
+    xp = ctx.xp
+    samples, matches, anchors, refs, means, stds = inputs
+    batch = xp.arange(refs.shape[0])[:, None]
+    matched = refs[batch, xp.clip(matches.astype(np.int64), 0, refs.shape[1] - 1)]
+    ax, ay, aw, ah = _centers(xp, anchors, "corner")
+    gx, gy, gw, gh = _centers(xp, matched, "corner")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raw = xp.stack([(gx - ax) / aw, (gy - ay) / ah, xp.log(gw / aw), xp.log(gh / ah)], -1)
+    positive = (samples > 0.5)[..., None]
+    put(outputs[0], req[0], xp.where(positive, (raw - means) / stds, 0))
+    put(outputs[1], req[1], xp.broadcast_to(positive, outputs[1].shape).astype(np.float32))
+
+
+def _encode_case(draw):
+    n, m = S.integer(draw, 1, 3, "anchors"), S.integer(draw, 1, 3, "refs")
+    samples = S.integers(draw, (1, n), -1, 1)
+    matches = S.integers(draw, (1, n), 0, m - 1)
+    return Case([samples, matches, _boxes(draw, (1, n)), _boxes(draw, (1, m)),
+                 S.floats(draw, (4,), -0.5, 0.5), S.floats(draw, (4,), 0.5, 2)])
+
+
+def _np_encode(raw, samples, matches, anchors, refs, means, stds):
+    out = np.zeros(anchors.shape)
+    mask = np.zeros(anchors.shape)
+    for b in range(anchors.shape[0]):
+        for i in range(anchors.shape[1]):
+            if samples[b, i] > 0.5:
+                a, g = anchors[b, i], refs[b, int(matches[b, i])]
+                aw, ah, gw, gh = a[2] - a[0], a[3] - a[1], g[2] - g[0], g[3] - g[1]
+                t = [((g[0] + g[2]) - (a[0] + a[2])) / 2 / aw,
+                     ((g[1] + g[3]) - (a[1] + a[3])) / 2 / ah, np.log(gw / aw), np.log(gh / ah)]
+                out[b, i] = (np.array(t) - means) / stds
+                mask[b, i] = 1
+    return [out, mask]
+
+
+class BoxDecodeParam(Params):
+    std0 = Field(float, 1.0, "value to be divided from the 1st encoded values")
+    std1 = Field(float, 1.0, "value to be divided from the 2nd encoded values")
+    std2 = Field(float, 1.0, "value to be divided from the 3rd encoded values")
+    std3 = Field(float, 1.0, "value to be divided from the 4th encoded values")
+    clip = Field(float, -1.0, "If larger than 0, bounding box target will be clipped to this "
+                              "value.")
+    format = Field(str, "center", "The box encoding type. \"corner\" means boxes are encoded as "
+                                  "[xmin, ymin, xmax, ymax], \"center\" means boxes are encodes "
+                                  "as [x, y, width, height].", choices=("center", "corner"))
+
+
+def _decode(xp, p, data, anchors):
+    ax, ay, aw, ah = _centers(xp, anchors, p.format)
+    dx, dy = data[..., 0] * p.std0, data[..., 1] * p.std1
+    dw, dh = data[..., 2] * p.std2, data[..., 3] * p.std3
+    if p.clip > 0:
+        dw, dh = xp.minimum(dw, p.clip), xp.minimum(dh, p.clip)
+    x, y = dx * aw + ax, dy * ah + ay
+    w, h = xp.exp(dw) * aw / 2, xp.exp(dh) * ah / 2
+    return xp.stack([x - w, y - h, x + w, y + h], axis=-1)
+
+
+def _box_decode(attrs, ctx, inputs, req, outputs):
+    put(outputs[0], req[0], _decode(ctx.xp, attrs, *inputs))
+
+
+def _decode_case(draw):
+    n = S.integer(draw, 1, 3, "boxes")
+    return Case([S.floats(draw, (1, n, 4), -0.5, 0.5), _boxes(draw, (1, n))],
+                {"format": "corner", "std0": S.number(draw, 0.1, 1)})
+
+
+# -- bipartite_matching -------------------------------------------------------------------------
+class BipartiteMatchingParam(Params):
+    is_ascend = Field(bool, False, "Use ascend order for scores instead of descending. Please "
+                                   "set threshold accordingly.")
+    threshold = Field(float, REQUIRED, "Ignore matching when score < thresh, if is_ascend=false, "
+                                       "or ignore score > thresh, if is_ascend=true.")
+    topk = Field(int, -1, "Limit the number of matches to topk, set -1 for no limit")
+
+
+def _matching_infer(attrs, ins, outs):
+    data = ins[0]
+    if not known(data):
+        return ins, outs
+    if len(data) < 2:
+        raise _error("_contrib_bipartite_matching", f"data must be (..., N, M) scores, got "
+                                                    f"{tuple(data)}")
+    return ins, [tuple(data[:-1]), tuple(data[:-2]) + (data[-1],)]
+
+
+def _match_one(scores: np.ndarray, p: BipartiteMatchingParam) -> tuple[np.ndarray, np.ndarray]:
+    n, m = scores.shape
+    rows, cols = np.full(n, -1.0), np.full(m, -1.0)
+    flat = scores.ravel()
+    order = np.argsort(flat if p.is_ascend else -flat, kind="stable")
+    count = 0
+    for k in order:
+        score = flat[k]
+        if (score > p.threshold) if p.is_ascend else (score < p.threshold):
+            break
+        i, j = divmod(int(k), m)
+        if rows[i] < 0 and cols[j] < 0:
+            rows[i], cols[j] = j, i
+            count += 1
+            if 0 < p.topk <= count:
+                break
+    return rows, cols
+
+
+def _matching(p: BipartiteMatchingParam, data: np.ndarray) -> list[np.ndarray]:
+    batch = data.reshape((-1,) + data.shape[-2:])
+    pairs = [_match_one(s, p) for s in batch]
+    rows = np.stack([r for r, _ in pairs]).reshape(data.shape[:-1])
+    cols = np.stack([c for _, c in pairs]).reshape(data.shape[:-2] + data.shape[-1:])
+    return [rows, cols]
+
+
+def _bipartite(attrs, ctx, inputs, req, outputs):
+    xp = ctx.xp
+    host = inputs[0].get() if hasattr(inputs[0], "get") else np.asarray(inputs[0])
+    rows, cols = _matching(attrs, host.astype(np.float64))
+    put(outputs[0], req[0], xp.asarray(rows))
+    put(outputs[1], req[1], xp.asarray(cols))
+
+
+def _matching_case(draw):
+    shape = S.shape(draw, min_dims=2, max_dims=3)
+    return Case([S.grid(draw, shape, 0, 1, step=0.01)],
+                {"threshold": S.number(draw, 0, 0.5), "is_ascend": S.boolean(draw, "ascend")})
+
+
+# -- MultiBoxPrior ------------------------------------------------------------------------------
+class MultiBoxPriorParam(Params):
+    sizes = FloatTuple((1.0,), "List of sizes of generated MultiBoxPriores.")
+    ratios = FloatTuple((1.0,), "List of aspect ratios of generated MultiBoxPriores.")
+    clip = Field(bool, False, "Whether to clip out-of-boundary boxes.")
+    steps = FloatTuple((-1.0, -1.0), "Priorbox step across y and x, -1 for auto calculation.")
+    offsets = FloatTuple((0.5, 0.5), "Priorbox center offsets, y and x respectively")
+
+
+def _prior_count(p: MultiBoxPriorParam) -> int:
+    return len(p.sizes) + len(p.ratios) - 1
+
+
+def _prior_infer(attrs, ins, outs):
+    data = ins[0]
+    if not known(data):
+        return ins, outs
+    if len(data) != 4:
+        raise _error("_contrib_MultiBoxPrior", f"data must be (N, C, H, W), got {tuple(data)}")
+    return ins, [(1, data[2] * data[3] * _prior_count(attrs), 4)]
+
+
+def _priors(xp: Any, p: MultiBoxPriorParam, height: int, width: int) -> Any:
+    step_y = p.steps[0] if p.steps[0] > 0 else 1.0 / height
+    step_x = p.steps[1] if p.steps[1] > 0 else 1.0 / width
+    cy = (xp.arange(height) + p.offsets[0]) * step_y
+    cx = (xp.arange(width) + p.offsets[1]) * step_x
+    halves = []  # (half width, half height) of each anchor at a position
+    r0 = float(np.sqrt(p.ratios[0]))
+    for size in p.sizes:
+        halves.append((size * height / width * r0 / 2, size / r0 / 2))
+    for ratio in p.ratios[1:]:
+        r = float(np.sqrt(ratio))
+        halves.append((p.sizes[0] * height / width * r / 2, p.sizes[0] / r / 2))
+    hw = xp.asarray([h[0] for h in halves])
+    hh = xp.asarray([h[1] for h in halves])
+    y = cy[:, None, None]
+    x = cx[None, :, None]
+    boxes = xp.stack(xp.broadcast_arrays(x - hw, y - hh, x + hw, y + hh), axis=-1)
+    if p.clip:
+        boxes = xp.clip(boxes, 0, 1)
+    return boxes.reshape(1, -1, 4)
+
+
+def _multibox_prior(attrs, ctx, inputs, req, outputs):
+    data = inputs[0]
+    put(outputs[0], req[0], _priors(ctx.xp, attrs, data.shape[2], data.shape[3]))
+
+
+def _prior_case(draw):
+    shape = (1, 1, S.integer(draw, 1, 3, "h"), S.integer(draw, 1, 3, "w"))
+    return Case([S.floats(draw, shape)],
+                {"sizes": (S.number(draw, 0.2, 1), 0.3), "ratios": (1.0, S.number(draw, 0.5, 2)),
+                 "clip": S.boolean(draw, "clip")})
+
+
+OPS: list[Op] = [
+    Op("_contrib_box_iou", params=BoxIouParam, num_inputs=2, input_names=["lhs", "rhs"],
+       infer_shape=_iou_infer, infer_type=first_input_type(2), compute={XP: _box_iou},
+       gradient=ZeroGradient(),
+       domain=Domain(_iou_case, reference=with_attrs(BoxIouParam, "_contrib_box_iou",
+                                                     lambda p, a, b: _iou(np, p.format, a, b))),
+       description="Intersection over union of every lhs box with every rhs box: the output "
+                   "has shape ``lhs.shape[:-1] + rhs.shape[:-1]`` (0 where boxes do not "
+                   "overlap).  Boxes in ``format`` corner or center.  Gradient zero."),
+    Op("_contrib_box_encode", num_inputs=6,
+       input_names=["samples", "matches", "anchors", "refs", "means", "stds"],
+       num_outputs=2, infer_shape=_encode_infer,
+       infer_type=lambda attrs, ins, outs: (ins, [ins[2], ins[2]]),
+       compute={XP: _box_encode}, gradient=ZeroGradient(),
+       domain=Domain(_encode_case, reference=_np_encode, differentiable=()),
+       description="Regression targets of anchors (B, N, 4, corners) for their matched "
+                   "reference boxes (refs[b, matches[b, i]]) where samples > 0.5: "
+                   "``((gx - ax) / aw, (gy - ay) / ah, log(gw / aw), log(gh / ah))`` "
+                   "normalized by means and stds, and a mask of 1 there, 0 elsewhere.  "
+                   "Gradient zero."),
+    Op("_contrib_box_decode", params=BoxDecodeParam, num_inputs=2,
+       input_names=["data", "anchors"],
+       infer_shape=lambda attrs, ins, outs: (ins, [tuple(ins[0])] if known(ins[0]) else outs),
+       infer_type=first_input_type(2), compute={XP: _box_decode},
+       gradient=ZeroGradient(),
+       domain=Domain(_decode_case, reference=with_attrs(
+           BoxDecodeParam, "_contrib_box_decode", lambda p, d, a: _decode(np, p, d, a)),
+           differentiable=()),
+       description="Boxes (corner format) from offsets data (B, N, 4) relative to anchors "
+                   "(in ``format``): ``x = dx std0 aw + ax``, ``w = exp(dw std2) aw`` (dw, dh "
+                   "clipped at ``clip`` when positive), likewise y and h.  No gradient flows "
+                   "(zero gradient, as MXNet's backward writes zeros)."),
+    Op("_contrib_bipartite_matching", params=BipartiteMatchingParam, input_names=["data"],
+       num_outputs=2, infer_shape=_matching_infer, infer_type=first_input_type(1),
+       compute={XP: _bipartite}, gradient=ZeroGradient(),
+       domain=Domain(_matching_case, reference=with_attrs(
+           BipartiteMatchingParam, "_contrib_bipartite_matching", _matching),
+           differentiable=()),
+       description="Greedy bipartite matching of scores (..., N, M): pairs are taken best "
+                   "score first (lowest with is_ascend) while both row and column are free "
+                   "and the score passes ``threshold`` (up to ``topk`` pairs).  Outputs each "
+                   "row's matched column and each column's matched row, -1 when unmatched, in "
+                   "the input's dtype.  Gradient zero."),
+    Op("_contrib_MultiBoxPrior", params=MultiBoxPriorParam, input_names=["data"],
+       infer_shape=_prior_infer,
+       infer_type=fixed_out_type(lambda attrs, ins: np.dtype(np.float32)),
+       compute={XP: _multibox_prior}, gradient=ZeroGradient(),
+       domain=Domain(_prior_case, reference=with_attrs(
+           MultiBoxPriorParam, "_contrib_MultiBoxPrior",
+           lambda p, x: _priors(np, p, x.shape[2], x.shape[3])), differentiable=()),
+       description="Anchor boxes (corner format, relative to the image) for every position "
+                   "of data (N, C, H, W): centers at ``(i + offset) * step`` (step 1/H, 1/W "
+                   "by default); at each, one box per size with ratios[0], then one per "
+                   "further ratio with sizes[0] (width ``size H/W sqrt(ratio)``, height "
+                   "``size / sqrt(ratio)``).  Output (1, H W (len(sizes)+len(ratios)-1), 4) "
+                   "float32, clipped to [0, 1] with clip.  Gradient zero."),
+]
