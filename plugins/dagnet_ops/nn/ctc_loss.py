@@ -56,13 +56,6 @@ def _infer_type(attrs, ins, outs):
     return [dtype] + [t if t is not None else dtype for t in ins[1:]], [dtype, dtype]
 
 
-def _logsumexp(a, axis=None):
-    top = np.max(a, axis=axis, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):  # log(0) = -inf: no path goes through there
-        return np.squeeze(top, axis=axis) + np.log(np.sum(np.exp(a - top), axis=axis))
-
-
 def _sequence(attrs, label, length):
     """The label sequence of one sample: its first ``length`` entries, or up to padding."""
     if length is None:
@@ -72,72 +65,85 @@ def _sequence(attrs, label, length):
     return label[:int(length)].astype(np.int64)
 
 
-def ctc_sample(logits, sequence, blank):
-    """Loss and gradient (w.r.t. the logits) of one sample: ``logits`` (time, classes)."""
-    steps, classes = logits.shape
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    log_y = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    ext = np.full(2 * len(sequence) + 1, blank, dtype=np.int64)
-    ext[1::2] = sequence
-    size = len(ext)
-    # a path may skip a blank between two different labels
-    skip = np.zeros(size, dtype=bool)
-    skip[2:] = (ext[2:] != blank) & (ext[2:] != ext[:-2])
-    alpha = np.full((steps, size), -np.inf)
-    beta = np.full((steps, size), -np.inf)
-    if steps == 0:
-        return (0.0 if size == 1 else np.inf), np.zeros_like(logits)
-    alpha[0, 0] = log_y[0, ext[0]]
-    if size > 1:
-        alpha[0, 1] = log_y[0, ext[1]]
+def ctc_batch(logits, sequences, lengths, blank):
+    """Loss (batch,) and gradient w.r.t. ``logits`` (time, batch, classes) of every sample
+    at once: ``sequences`` are the label sequences, ``lengths`` the time steps each uses.
+    Alignment probabilities run in log space; a sample's recursion stops at its length."""
+    steps, batch, classes = logits.shape
+    shifted = logits - logits.max(axis=2, keepdims=True)
+    log_y = shifted - np.log(np.exp(shifted).sum(axis=2, keepdims=True))
+    size = 2 * max((len(q) for q in sequences), default=0) + 1
+    ext = np.full((batch, size), blank, dtype=np.int64)
+    valid = np.zeros((batch, size), dtype=bool)
+    for n, seq in enumerate(sequences):
+        ext[n, 1:2 * len(seq) + 1:2] = seq
+        valid[n, :2 * len(seq) + 1] = True
+    # a path may skip the blank between two different labels
+    skip = np.zeros((batch, size), dtype=bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2]) & valid[:, 2:]
+    emit = np.take_along_axis(log_y, np.broadcast_to(ext, (steps, batch, size)), axis=2)
+    emit = np.where(valid, emit, -np.inf)
+    rows = np.arange(batch)
+    last = np.array([2 * len(q) for q in sequences])
+    alpha = np.full((steps, batch, size), -np.inf)
+    beta = np.full((steps, batch, size), -np.inf)
+    alpha[0, :, :2] = emit[0, :, :2]
     for t in range(1, steps):
         prev = alpha[t - 1]
         best = prev.copy()
-        best[1:] = np.logaddexp(best[1:], prev[:-1])
-        best[2:] = np.where(skip[2:], np.logaddexp(best[2:], prev[:-2]), best[2:])
-        alpha[t] = best + log_y[t, ext]
-    beta[-1, -1] = log_y[-1, ext[-1]]
-    if size > 1:
-        beta[-1, -2] = log_y[-1, ext[-2]]
-    skip_back = np.zeros(size, dtype=bool)
-    skip_back[:-2] = skip[2:]
-    for t in range(steps - 2, -1, -1):
-        nxt = beta[t + 1]
-        best = nxt.copy()
-        best[:-1] = np.logaddexp(best[:-1], nxt[1:])
-        best[:-2] = np.where(skip_back[:-2], np.logaddexp(best[:-2], nxt[2:]), best[:-2])
-        beta[t] = best + log_y[t, ext]
-    ends = alpha[-1, -1] if size == 1 else np.logaddexp(alpha[-1, -1], alpha[-1, -2])
-    log_p = float(ends)
-    if not np.isfinite(log_p):
-        return np.inf, np.zeros_like(logits)
-    occupancy = alpha + beta - log_y[:, ext]  # log of the mass of paths through (t, s)
-    grad = np.exp(log_y)
-    for k in np.unique(ext):
-        grad[:, k] -= np.exp(_logsumexp(occupancy[:, ext == k], axis=1) - log_p)
+        best[:, 1:] = np.logaddexp(best[:, 1:], prev[:, :-1])
+        best[:, 2:] = np.where(skip[:, 2:], np.logaddexp(best[:, 2:], prev[:, :-2]),
+                               best[:, 2:])
+        alpha[t] = np.where((t < lengths)[:, None], best + emit[t], prev)  # frozen after end
+    for t in range(steps - 1, -1, -1):
+        start = np.full((batch, size), -np.inf)
+        start[rows, last] = emit[t, rows, last]
+        before = np.maximum(last - 1, 0)
+        start[rows, before] = np.where(last > 0, emit[t, rows, before], start[rows, before])
+        if t + 1 < steps:
+            nxt = beta[t + 1]
+            best = nxt.copy()
+            best[:, :-1] = np.logaddexp(best[:, :-1], nxt[:, 1:])
+            best[:, :-2] = np.where(skip[:, 2:], np.logaddexp(best[:, :-2], nxt[:, 2:]),
+                                    best[:, :-2])
+            inner = best + emit[t]
+        else:
+            inner = np.full((batch, size), -np.inf)
+        beta[t] = np.where((t == lengths - 1)[:, None], start,
+                           np.where((t < lengths - 1)[:, None], inner, -np.inf))
+    end = alpha[-1, rows, last]
+    end = np.where(last > 0, np.logaddexp(end, alpha[-1, rows, np.maximum(last - 1, 0)]), end)
+    log_p = np.where(lengths > 0, end, np.where(last == 0, 0.0, -np.inf))
+    # the mass of the paths through (t, s), then summed per class
+    with np.errstate(invalid="ignore"):
+        through = np.where(np.isfinite(emit), alpha + beta - emit, -np.inf)
+    share = np.exp(through - np.where(np.isfinite(log_p), log_p, 0.0)[None, :, None])
+    taken = np.zeros_like(log_y)
+    t_idx, n_idx, _ = np.indices(share.shape)
+    np.add.at(taken, (t_idx, n_idx, np.broadcast_to(ext, share.shape)), share)
+    active = (np.arange(steps)[:, None] < lengths[None, :])[:, :, None]
+    grad = np.where(active & np.isfinite(log_p)[None, :, None], np.exp(log_y) - taken, 0.0)
     return -log_p, grad
 
 
 def _forward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
-    data = np.asarray(inputs[0].get() if hasattr(inputs[0], "get") else inputs[0],
-                      dtype=np.float64)
-    label = np.asarray(inputs[1].get() if hasattr(inputs[1], "get") else inputs[1])
-    extra = list(inputs[2:])
 
     def host(a):
         return np.asarray(a.get() if hasattr(a, "get") else a)
 
+    data = host(inputs[0]).astype(np.float64)
+    label = host(inputs[1])
+    extra = list(inputs[2:])
     data_lengths = host(extra.pop(0)) if attrs.use_data_lengths else None
     label_lengths = host(extra.pop(0)) if attrs.use_label_lengths else None
     steps, batch, classes = data.shape
     blank = 0 if attrs.blank_label == "first" else classes - 1
-    loss = np.zeros(batch)
-    grad = np.zeros_like(data)
-    for n in range(batch):
-        t_n = int(data_lengths[n]) if data_lengths is not None else steps
-        seq = _sequence(attrs, label[n], label_lengths[n] if label_lengths is not None else None)
-        loss[n], grad[:t_n, n] = ctc_sample(data[:t_n, n], seq, blank)
+    lengths = (np.minimum(data_lengths.astype(np.int64), steps) if data_lengths is not None
+               else np.full(batch, steps, dtype=np.int64))
+    sequences = [_sequence(attrs, label[n], label_lengths[n] if label_lengths is not None
+                           else None) for n in range(batch)]
+    loss, grad = ctc_batch(data, sequences, lengths, blank)
     assign(outputs[0], req[0], xp.asarray(loss.astype(outputs[0].dtype)))
     assign(outputs[1], req[1], xp.asarray(grad.astype(outputs[1].dtype)))
 
