@@ -160,7 +160,14 @@ def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: i
     if repeat < 1:
         raise ValueError(f"arange: repeat must be at least 1, got {repeat}")
     count = max(0, math.ceil((stop - start) / step))
-    values = start + step * np.arange(count, dtype=np.float64)
+    kind = _dtype(dtype)
+    if kind.kind in "iu":
+        # numpy's and MXNet's integer arange: the first two values in the dtype set the step
+        first = int(np.array(start).astype(kind))
+        delta = int(np.array(start + step).astype(kind)) - first
+        values = (first + delta * np.arange(count, dtype=np.int64)).astype(kind)
+    else:
+        values = start + step * np.arange(count, dtype=np.float64)
     if repeat > 1:
         values = np.repeat(values, repeat)
     return array(values, ctx=ctx, dtype=_dtype(dtype))
