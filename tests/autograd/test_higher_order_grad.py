@@ -39,7 +39,8 @@ UNARY = {
     "expm1": ((-2, 2), {}), "reciprocal": ((0.3, 3), {}), "sqrt": ((0.2, 4), {}),
     "cbrt": ((0.2, 4), {}), "rsqrt": ((0.2, 4), {}), "rcbrt": ((0.2, 4), {}),
     "square": ((-3, 3), {}), "clip": ((-2, 2), {"a_min": -0.5, "a_max": 0.7}),
-    "hard_sigmoid": ((-2, 2), {}), "_copy": ((-2, 2), {}),
+    "hard_sigmoid": ((-2, 2), {}), "_copy": ((-2, 2), {}), "erf": ((-2, 2), {}),
+    "erfinv": ((-0.8, 0.8), {}),
     # what NDArray arithmetic with a number calls
     "_plus_scalar": ((-2, 2), {"scalar": 0.5}), "_minus_scalar": ((-2, 2), {"scalar": 0.5}),
     "_rminus_scalar": ((-2, 2), {"scalar": 0.5}), "_mul_scalar": ((-2, 2), {"scalar": -1.3}),

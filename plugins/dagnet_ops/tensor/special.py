@@ -86,11 +86,15 @@ OPS: list[Op] = [
                 "``y = ln|Gamma(x)|``.  Gradient ``psi(x) dy`` (digamma)."),
     *unary("erf", lambda xp, x: _on_host(xp, _erf, x),
            d_in=lambda xp, x: (2.0 / _SQRT_PI) * xp.exp(-x * x),
+           d2=lambda F, x: F._mul_scalar(F.elemwise_mul(x, F.exp(F.negative(F.square(x)))),
+                                         scalar=-4.0 / _SQRT_PI),
            reference=_erf, inplace=False,
            desc="The Gauss error function, element-wise: ``y = 2/sqrt(pi) int_0^x "
                 "exp(-t^2) dt``.  Gradient ``2/sqrt(pi) exp(-x^2) dy``."),
     *unary("erfinv", lambda xp, x: _on_host(xp, erfinv, x),
            d_out=lambda xp, y: (_SQRT_PI / 2) * xp.exp(y * y),
+           d2=lambda F, y: F._mul_scalar(F.elemwise_mul(y, F.exp(F.square(y))),
+                                         scalar=_SQRT_PI),
            reference=erfinv, lo=-0.9, hi=0.9, inplace=False,
            desc="The inverse error function, element-wise, on [-1, 1] (+-inf at +-1, NaN "
                 "outside).  Gradient ``sqrt(pi)/2 exp(y^2) dy``."),
