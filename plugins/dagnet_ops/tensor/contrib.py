@@ -66,8 +66,12 @@ def _index_array_infer(attrs, ins, outs):
 
 def _index_array(attrs, ctx, inputs, req, outputs):
     xp, x = ctx.xp, inputs[0]
+    axes = _index_axes(attrs, x.ndim)
+    if not axes or x.size == 0:  # a scalar or an empty input has no indices to list
+        put(outputs[0], req[0], xp.zeros(outputs[0].shape, dtype=outputs[0].dtype))
+        return
     grids = xp.indices(x.shape)
-    put(outputs[0], req[0], xp.stack([grids[a] for a in _index_axes(attrs, x.ndim)], axis=-1))
+    put(outputs[0], req[0], xp.stack([grids[a] for a in axes], axis=-1))
 
 
 def _np_index_array(p, x):

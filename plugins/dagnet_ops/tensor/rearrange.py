@@ -93,7 +93,10 @@ def _diag_shape(attrs: DiagParam, shape: Any) -> tuple:
         raise shape_error("diag", f"axis1 and axis2 name the same axis ({a1})")
     s1, s2 = shape[a1], shape[a2]
     k = attrs.k
-    size = max(0, min(s1, s2 - k) if k >= 0 else min(s1 + k, s2))
+    size = min(s1, s2 - k) if k >= 0 else min(s1 + k, s2)
+    if size <= 0:
+        raise shape_error("diag", f"k={k} is outside the {s1} x {s2} matrices of input "
+                                  f"{shape} (valid: {-s1 + 1} to {s2 - 1})")
     rest = tuple(d for i, d in enumerate(shape) if i not in (a1, a2))
     return rest + (size,)
 
