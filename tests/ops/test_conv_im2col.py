@@ -46,6 +46,7 @@ CASES = [
     ((2, 4, 5, 5), 6, (1, 1), (1, 1), (1, 1), (0, 0), 1),  # 1x1 on few positions: columns
     ((3, 4, 9, 9), 4, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # flat columns, reversed filters
     ((3, 2, 9, 9), 6, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # flat, scattered data gradient
+    ((2, 2, 8, 8), 6, (5, 5), (1, 1), (1, 1), (0, 0), 1),  # dense forward, flat scatter (lenet)
     ((2, 4, 9, 8), 4, (3, 2), (1, 1), (2, 1), (2, 1), 2),  # flat, dilated, grouped
     ((2, 3, 9, 9), 4, (3, 3), (2, 2), (1, 1), (1, 1), 1),  # dense: stride 2
     ((2, 4, 8, 7), 6, (3, 3), (2, 1), (1, 2), (0, 1), 2),  # dense: mixed stride and dilation

@@ -37,8 +37,10 @@ __all__ = [
 
 #: the size a block of column matrices aims at: a few samples' columns at a time
 BLOCK_BYTES = 8 << 20
-# The flat layout is used while its dropped columns cost at most this fraction more.
+# The flat layout is used while its dropped columns cost at most this fraction more (the
+# scattered data gradient gains more from contiguous runs: a higher bound).
 _FLAT_OVERHEAD = 1.25
+_SCATTER_FLAT_OVERHEAD = 2.0
 # A 1x1 convolution's per-sample matrix product needs no copy when outputs are this many.
 _POINTWISE_MIN = 256
 
@@ -102,7 +104,7 @@ class _Columns:
     """How the input of a convolution becomes column matrices, a block of samples at a time."""
 
     def __init__(self, x_shape, kernel, stride, dilate, pad, itemsize, flat=True, threads=1,
-                 out=None):
+                 out=None, overhead=None):
         self.n, self.c = int(x_shape[0]), int(x_shape[1])
         self.sizes = tuple(int(s) for s in x_shape[2:])
         self.kernel, self.stride = tuple(kernel), tuple(stride)
@@ -114,7 +116,8 @@ class _Columns:
             self.out, flat = tuple(out), False
         self.taps = list(itertools.product(*(range(k) for k in self.kernel)))
         inner = math.prod(self.padded[1:]) / max(1, math.prod(self.out[1:]))
-        self.flat = flat and all(s == 1 for s in self.stride) and inner <= _FLAT_OVERHEAD
+        bound = _FLAT_OVERHEAD if overhead is None else overhead
+        self.flat = flat and all(s == 1 for s in self.stride) and inner <= bound
         if self.flat:
             steps = [math.prod(self.padded[d + 1:]) for d in range(len(self.padded))]
             self.offsets = [sum(k * d * st for k, d, st in zip(tap, self.dilate, steps))
@@ -294,7 +297,7 @@ def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out=None):
                             tuple(r - p for r, p in zip(reach, pad)), groups, result)
     dtype = xp.result_type(dy, w)
     plan = _Columns(x_shape, kernel, stride, dilate, pad, dy.dtype.itemsize, threads=threads,
-                    out=out)
+                    out=out, overhead=_SCATTER_FLAT_OVERHEAD)
     if plan.flat:
         # The columns scatter back as contiguous runs of the flattened padded gradient (the
         # dropped positions of dy are zero, so what they add is zero).
