@@ -160,6 +160,7 @@ def _max_backward(xp, taps, y, dy, padded, stride):
     grad = xp.zeros(y.shape[:2] + tuple(padded), dtype=dy.dtype)
     taken = xp.zeros(y.shape, dtype=bool)
     offsets = list(itertools.product(*(range(k) for k in kernel)))
+    apart = all(s >= k for s, k in zip(stride, kernel))
     for i, offset in enumerate(offsets):
         hit = taps[offset] == y
         xp.greater(hit, taken, out=hit)  # a maximum here, and not taken before
@@ -167,7 +168,10 @@ def _max_backward(xp, taps, y, dy, padded, stride):
             xp.logical_or(taken, hit, out=taken)
         target = (slice(None), slice(None)) + tuple(
             slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, stride, y.shape[2:]))
-        grad[target] += dy * hit
+        if apart:  # windows that do not overlap: each position is written by one tap only
+            xp.multiply(dy, hit, out=grad[target])
+        else:
+            grad[target] += dy * hit
     return grad
 
 
