@@ -177,10 +177,12 @@ def test_linspace_eye_from_numpy_concatenate():
     np.testing.assert_array_equal(eye.asnumpy(), [[0, 1], [0, 0]])
     assert mx.nd.eye(2, 3).shape == (2, 3)
     source = np.arange(3)
-    x = mx.nd.from_numpy(source)
+    x = mx.nd.from_numpy(source, zero_copy=False)
     assert x.dtype is np.int64  # from_numpy keeps the dtype (array() would give float32)
     source[0] = 9
     assert x.asnumpy().tolist() == [0, 1, 2]
+    shared = mx.nd.from_numpy(source)  # zero_copy: the memory is shared, numpy read-only
+    assert shared.asnumpy().tolist() == [9, 1, 2] and not source.flags.writeable
     joined = mx.nd.concatenate([mx.nd.ones((1, 2)), mx.nd.zeros((1, 2))])
     np.testing.assert_array_equal(joined.asnumpy(), [[1, 1], [0, 0]])
 
