@@ -95,7 +95,10 @@ def full(shape: int | Sequence[int], val: Any, ctx: Context | str | None = None,
     if out is None:
         _check_legacy_shape(_shape(shape), "full/zeros/ones")
         out = empty(shape, ctx, dtype)
-    assign(out, val)
+    # named as MXNet's fill operators, which is what a profile shows
+    scalar = isinstance(val, (int, float, np.number)) and not isinstance(val, bool)
+    assign(out, val, name="_zeros" if scalar and val == 0 else
+           "_ones" if scalar and val == 1 else "_full")
     return out
 
 

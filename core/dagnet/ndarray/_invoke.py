@@ -566,10 +566,11 @@ def _host_value(value: Any, dtype: np.dtype, target_shape: tuple[int, ...], what
     return host
 
 
-def assign(target: NDArray, value: Any, owned: bool = False) -> None:
+def assign(target: NDArray, value: Any, owned: bool = False, name: str = "_set_value") -> None:
     """Write ``value`` into ``target`` (a view) through the engine, broadcasting.
 
-    ``owned``: ``value`` is a numpy array nobody else will change (no copy needed).
+    ``owned``: ``value`` is a numpy array nobody else will change (no copy needed);
+    ``name``: the engine function's name (what the profiler shows).
     """
     if mode.recording:
         check_write(target)
@@ -594,7 +595,7 @@ def assign(target: NDArray, value: Any, owned: bool = False) -> None:
                 view[...] = source.copy() if overlap else source
 
         eng.push_sync(write_array, dev.ctx, [value._chunk.var], [target._chunk.var], _NORMAL, 0,
-                      "_set_value")
+                      name)
         return
     host = _host_value(value, target._dtype, target._shape, "assignment", owned)
 
@@ -606,7 +607,7 @@ def assign(target: NDArray, value: Any, owned: bool = False) -> None:
                 view[...] = dev.backend.from_host(host, dev.ctx.device_id,
                                                   run_ctx.stream if run_ctx else None)
 
-    eng.push_sync(write, dev.ctx, (), [target._chunk.var], _NORMAL, 0, "_set_value")
+    eng.push_sync(write, dev.ctx, (), [target._chunk.var], _NORMAL, 0, name)
 
 
 def _index_arrays(key: Any) -> tuple:
