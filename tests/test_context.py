@@ -100,3 +100,16 @@ def test_current_context_is_per_thread():
         leave.set()
         worker.join()
     assert seen == {"start": cpu(0), "inside": gpu(5)}
+
+
+def test_cpu_pinned_and_the_deprecated_default_ctx():
+    assert dagnet.cpu_pinned(1) == dagnet.Context("cpu_pinned", 1)
+    x = dagnet.nd.ones((2,), ctx=dagnet.cpu_pinned())
+    assert x.context == dagnet.cpu_pinned()
+    with pytest.warns(DeprecationWarning, match="current_context"):
+        assert dagnet.Context.default_ctx == dagnet.cpu()
+    with dagnet.cpu(3):
+        with pytest.warns(DeprecationWarning):
+            dagnet.Context.default_ctx = dagnet.cpu(5)
+        assert dagnet.current_context() == dagnet.cpu(5)
+    assert dagnet.current_context() == dagnet.cpu()

@@ -33,7 +33,7 @@ from ._errors import (
     StorageError,
     UnknownNameError,
 )
-from .context import Context, cpu, current_context, gpu, num_gpus
+from .context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .plugins import hookimpl, hookspec
 
 MXNetError = DagnetError  # MXNet 1.x's name for the base of every error (mx.MXNetError)
@@ -102,6 +102,7 @@ __all__ = [
     "context",
     "ContextError",
     "cpu",
+    "cpu_pinned",
     "current_context",
     "DagnetError",
     "DeletedVariableError",

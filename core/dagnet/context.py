@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import operator
 import threading
+import warnings
 
 from ._errors import ContextError
 
-__all__ = ["Context", "ContextError", "cpu", "gpu", "num_gpus", "current_context",
-           "set_current_context"]
+__all__ = ["Context", "ContextError", "cpu", "cpu_pinned", "gpu", "num_gpus",
+           "current_context", "set_current_context"]
 
 # Each thread has its own stack of ``with ctx:`` devices, as MXNet's default context is
 # thread-local: a worker thread entering ``with gpu(1):`` must not move other threads' work.
@@ -22,7 +23,25 @@ def _default_stack() -> list[Context]:
     return stack
 
 
-class Context:
+class _ContextMeta(type):
+    """Gives the class MXNet's deprecated ``Context.default_ctx`` (the calling thread's
+    current context, readable and settable on the class)."""
+
+    @property
+    def default_ctx(cls) -> Context:
+        warnings.warn("Context.default_ctx is deprecated, as in MXNet: use "
+                      "mx.context.current_context() (and mx.test_utils.set_default_context "
+                      "to change it)", DeprecationWarning, stacklevel=2)
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, ctx: Context) -> None:
+        warnings.warn("Context.default_ctx is deprecated, as in MXNet: use "
+                      "mx.test_utils.set_default_context", DeprecationWarning, stacklevel=2)
+        set_current_context(ctx)
+
+
+class Context(metaclass=_ContextMeta):
     """A device: a type (``'cpu'`` or ``'gpu'``, or a plugin backend's) and an id.
 
     Contexts compare and hash by value, print as MXNet does (``cpu(0)``) and,
@@ -74,6 +93,12 @@ class Context:
 def cpu(device_id: int = 0) -> Context:
     """The CPU context (MXNet's ``mx.cpu()``)."""
     return Context("cpu", device_id)
+
+
+def cpu_pinned(device_id: int = 0) -> Context:
+    """MXNet's page-locked host memory context (host memory here, served by the CPU
+    backend)."""
+    return Context("cpu_pinned", device_id)
 
 
 def gpu(device_id: int = 0) -> Context:
