@@ -75,3 +75,14 @@ def test_base_module_set_params_goes_through_init_params():
     mod.set_params({"w": 1}, {}, allow_missing=True)
     assert seen["arg_params"] == {"w": 1} and seen["initializer"] is None
     assert seen["allow_missing"] is True
+
+
+def test_total_exec_bytes_is_what_binding_allocated():
+    sym = mx.sym.Activation(mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=64),
+                            act_type="relu")
+    mod = mx.mod.Module(mx.sym.FullyConnected(sym, num_hidden=4), label_names=None)
+    mod.bind(data_shapes=[("data", (32, 16))])
+    assert mod._total_exec_bytes > 0
+    before = mod._total_exec_bytes
+    mod.reshape(data_shapes=[("data", (8, 16))])  # reshaping borrows: no new allocation
+    assert mod._total_exec_bytes == before

@@ -259,6 +259,7 @@ class Module(BaseModule):
         self._grad_req = grad_req
         self._data_shapes, self._label_shapes = data, labels
         self._exec_group = group
+        self._total_exec_bytes = group._total_exec_bytes
         self.binded = True
         if self.params_initialized:
             # re-binding (or a loaded checkpoint): the parameters carry over

@@ -113,6 +113,9 @@ class DataParallelExecutorGroup:
             self.execs = [self._bind_one(i, data_shapes, label_shapes)
                           for i in range(len(self.contexts))]
             self._default_execs, self._default_shapes = self.execs, key
+            # what binding allocated for intermediate values (MXNet's _total_exec_bytes)
+            self._total_exec_bytes = sum(e.memory_stats()["intermediate_bytes"]
+                                         for e in self.execs)
         elif key == self._default_shapes:
             self.execs = self._default_execs
         else:
