@@ -181,6 +181,23 @@ def _np_index_copy(raw, old, index, new):
     return out
 
 
+# -- quadratic --------------------------------------------------------------------------------
+class QuadraticParam(Params):
+    a = Field(float, 0.0, "Coefficient of the quadratic term in the quadratic function.")
+    b = Field(float, 0.0, "Coefficient of the linear term in the quadratic function.")
+    c = Field(float, 0.0, "Constant term in the quadratic function.")
+
+
+def _quadratic(attrs, ctx, inputs, req, outputs):
+    x = inputs[0]
+    put(outputs[0], req[0], attrs.a * x * x + attrs.b * x + attrs.c)
+
+
+def _quadratic_back(attrs, ctx, inputs, req, outputs):
+    g, x = inputs
+    put(outputs[0], req[0], g * (2 * attrs.a * x + attrs.b))
+
+
 # -- gradientmultiplier -----------------------------------------------------------------------
 class GradientMultiplierParam(Params):
     scalar = Field(float, 1.0, "Scalar input value")
@@ -238,6 +255,18 @@ OPS: list[Op] = [
                    "old_tensor gets the head gradient with those rows zeroed, new_tensor "
                    "the head gradient's rows at index_vector; the index gets zero."),
     backward_op("contrib_index_copy", NoParams, 4, 3, _index_copy_back),
+    Op("_contrib_quadratic", params=QuadraticParam, input_names=["data"],
+       infer_shape=same_shape("_contrib_quadratic", ["data"]), compute={XP: _quadratic},
+       gradient=Gradient("_backward_contrib_quadratic", ("out_grad", "in_data")),
+       inplace=[(0, 0)],
+       domain=Domain(lambda draw: Case([S.floats(draw, S.shape(draw))],
+                                       {"a": S.number(draw, -2, 2), "b": S.number(draw, -2, 2),
+                                        "c": S.number(draw, -2, 2)}),
+                     reference=with_attrs(QuadraticParam, "_contrib_quadratic",
+                                          lambda p, x: p.a * x * x + p.b * x + p.c)),
+       description="``a x^2 + b x + c``, element-wise (MXNet's example contrib operator).  "
+                   "Dtype = data's.  Gradient ``(2 a x + b) dy``."),
+    backward_op("contrib_quadratic", QuadraticParam, 2, 1, _quadratic_back),
     Op("_contrib_gradientmultiplier", params=GradientMultiplierParam, input_names=["data"],
        infer_shape=same_shape("_contrib_gradientmultiplier", ["data"]),
        compute={XP: lambda attrs, ctx, inputs, req, outputs: put(outputs[0], req[0],
