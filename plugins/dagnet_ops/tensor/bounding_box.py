@@ -21,6 +21,7 @@ from dagnet.operator import (
     Case,
     Domain,
     Field,
+    Gradient,
     Op,
     Params,
     Shape,
@@ -28,7 +29,7 @@ from dagnet.operator import (
 )
 
 from . import _sampling as S
-from ._common import first_input_type, fixed_out_type, known, put, with_attrs
+from ._common import backward_op, first_input_type, fixed_out_type, known, put, with_attrs
 
 
 class FloatTuple(Field):
@@ -246,6 +247,104 @@ def _matching_case(draw):
                 {"threshold": S.number(draw, 0, 0.5), "is_ascend": S.boolean(draw, "ascend")})
 
 
+# -- box_nms ------------------------------------------------------------------------------------
+class BoxNMSParam(Params):
+    overlap_thresh = Field(float, 0.5, "Overlapping(IoU) threshold to suppress object with "
+                                       "smaller score.")
+    valid_thresh = Field(float, 0.0, "Filter input boxes to those whose scores greater than "
+                                     "valid_thresh.")
+    topk = Field(int, -1, "Apply nms to topk boxes with descending scores, -1 to no "
+                          "restriction.")
+    coord_start = Field(int, 2, "Start index of the consecutive 4 coordinates.")
+    score_index = Field(int, 1, "Index of the scores/confidence of boxes.")
+    id_index = Field(int, -1, "Optional, index of the class categories, -1 to disable.")
+    background_id = Field(int, -1, "Optional, id of the background class which will be ignored "
+                                   "in nms.")
+    force_suppress = Field(bool, False, "Optional, if set false and id_index is provided, nms "
+                                        "will only apply to boxes belongs to the same category")
+    in_format = Field(str, "corner", "The input box encoding type. \"corner\" means boxes are "
+                                     "encoded as [xmin, ymin, xmax, ymax], \"center\" means "
+                                     "boxes are encodes as [x, y, width, height].",
+                      choices=("center", "corner"))
+    out_format = Field(str, "corner", "The output box encoding type. \"corner\" means boxes are "
+                                      "encoded as [xmin, ymin, xmax, ymax], \"center\" means "
+                                      "boxes are encodes as [x, y, width, height].",
+                       choices=("center", "corner"))
+
+
+def _kept(p: BoxNMSParam, boxes: np.ndarray) -> list[int]:
+    """Indices of the rows of one batch entry (N, K) that survive, best score first."""
+    scores = boxes[:, p.score_index]
+    candidates = [i for i in range(boxes.shape[0]) if scores[i] > p.valid_thresh and not (
+        p.id_index >= 0 and boxes[i, p.id_index] == p.background_id)]
+    candidates.sort(key=lambda i: -scores[i])  # stable: ties keep their order
+    if p.topk > 0:
+        candidates = candidates[:p.topk]
+    corners = np.stack(_corners(np, boxes[:, p.coord_start:p.coord_start + 4], p.in_format),
+                       axis=-1)
+    kept: list[int] = []
+    for i in candidates:
+        suppressed = False
+        for j in kept:
+            same_class = p.force_suppress or p.id_index < 0 or \
+                boxes[i, p.id_index] == boxes[j, p.id_index]
+            if same_class and _iou(np, "corner", corners[j], corners[i]) > p.overlap_thresh:
+                suppressed = True
+                break
+        if not suppressed:
+            kept.append(i)
+    return kept
+
+
+def _nms(p: BoxNMSParam, data: np.ndarray) -> np.ndarray:
+    flat = data.reshape((-1,) + data.shape[-2:])
+    out = np.full(flat.shape, -1.0)
+    for b, boxes in enumerate(flat):
+        for row, i in enumerate(_kept(p, boxes)):
+            out[b, row] = boxes[i]
+            if p.in_format != p.out_format:
+                coords = boxes[i, p.coord_start:p.coord_start + 4][None]
+                convert = _centers if p.out_format == "center" else _corners
+                out[b, row, p.coord_start:p.coord_start + 4] = np.concatenate(
+                    convert(np, coords, p.in_format))
+    return out.reshape(data.shape)
+
+
+def _box_nms(attrs, ctx, inputs, req, outputs):
+    host = inputs[0].get() if hasattr(inputs[0], "get") else np.asarray(inputs[0])
+    put(outputs[0], req[0], ctx.xp.asarray(_nms(attrs, host.astype(np.float64))))
+
+
+def _box_nms_back(attrs, ctx, inputs, req, outputs):
+    g, data = (x.get() if hasattr(x, "get") else np.asarray(x) for x in inputs)
+    flat_g = g.reshape((-1,) + g.shape[-2:])
+    flat = data.reshape(flat_g.shape).astype(np.float64)
+    grad = np.zeros(flat.shape)
+    for b, boxes in enumerate(flat):
+        for row, i in enumerate(_kept(attrs, boxes)):
+            grad[b, i] = flat_g[b, row]
+    put(outputs[0], req[0], ctx.xp.asarray(grad.reshape(data.shape)))
+
+
+def _nms_infer(attrs, ins, outs):
+    data = ins[0]
+    if not known(data):
+        return ins, outs
+    if len(data) < 2 or data[-1] < attrs.coord_start + 4:
+        raise _error("_contrib_box_nms", f"data must be (..., N, K) with the 4 coordinates from "
+                                         f"column {attrs.coord_start}, got {tuple(data)}")
+    return ins, [tuple(data)]
+
+
+def _nms_case(draw):
+    n = S.integer(draw, 1, 4, "boxes")
+    ids = S.integers(draw, (1, n, 1), 0, 1)
+    scores = S.grid(draw, (1, n, 1), 0.05, 1, step=0.05)
+    return Case([np.concatenate([ids, scores, _boxes(draw, (1, n))], axis=-1)],
+                {"id_index": 0, "overlap_thresh": S.number(draw, 0.2, 0.8),
+                 "force_suppress": S.boolean(draw, "force")})
+
+
 # -- MultiBoxPrior ------------------------------------------------------------------------------
 class MultiBoxPriorParam(Params):
     sizes = FloatTuple((1.0,), "List of sizes of generated MultiBoxPriores.")
@@ -345,6 +444,20 @@ OPS: list[Op] = [
                    "and the score passes ``threshold`` (up to ``topk`` pairs).  Outputs each "
                    "row's matched column and each column's matched row, -1 when unmatched, in "
                    "the input's dtype.  Gradient zero."),
+    Op("_contrib_box_nms", params=BoxNMSParam, input_names=["data"],
+       aliases=("_contrib_box_non_maximum_suppression",), infer_shape=_nms_infer,
+       compute={XP: _box_nms}, gradient=Gradient("_backward_contrib_box_nms",
+                                                  ("out_grad", "in_data")),
+       domain=Domain(_nms_case, reference=with_attrs(BoxNMSParam, "_contrib_box_nms", _nms),
+                     differentiable=()),
+       description="Non-maximum suppression per batch entry of rows (..., N, K) holding a "
+                   "score, 4 coordinates and optionally a class id: rows with score > "
+                   "valid_thresh (and not of background_id) are taken best first (topk at "
+                   "most), each dropping later rows overlapping it by IoU > overlap_thresh "
+                   "(same class only, unless force_suppress).  Kept rows come first, in that "
+                   "order and out_format, the rest are -1.  Gradient: each kept row's head "
+                   "gradient back to its input row; suppressed rows get zero."),
+    backward_op("contrib_box_nms", BoxNMSParam, 2, 1, _box_nms_back),
     Op("_contrib_MultiBoxPrior", params=MultiBoxPriorParam, input_names=["data"],
        infer_shape=_prior_infer,
        infer_type=fixed_out_type(lambda attrs, ins: np.dtype(np.float32)),
