@@ -345,6 +345,98 @@ def _nms_case(draw):
                  "force_suppress": S.boolean(draw, "force")})
 
 
+# -- MultiBoxTarget -----------------------------------------------------------------------------
+class MultiBoxTargetParam(Params):
+    overlap_threshold = Field(float, 0.5, "Anchor-GT overlap threshold to be regarded as a "
+                                          "positive match.")
+    ignore_label = Field(float, -1.0, "Label for ignored anchors.")
+    negative_mining_ratio = Field(float, -1.0, "Max negative to positive samples ratio, use -1 "
+                                               "to disable mining")
+    negative_mining_thresh = Field(float, 0.5, "Threshold used for negative mining.")
+    minimum_negative_samples = Field(int, 0, "Minimum number of negative samples.")
+    variances = FloatTuple((0.1, 0.1, 0.2, 0.2), "Variances to be encoded in box regression "
+                                                 "target.")
+
+
+def _target_one(p: MultiBoxTargetParam, anchors: np.ndarray, labels: np.ndarray,
+                cls_pred: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = anchors.shape[0]
+    gts = labels[labels[:, 0] >= 0]
+    loc = np.zeros((n, 4))
+    mask = np.zeros((n, 4))
+    cls = np.full(n, p.ignore_label)
+    match = np.full(n, -1)
+    if len(gts):
+        iou = _iou(np, "corner", anchors, gts[:, 1:5])  # (N, G)
+        work = iou.copy()
+        for _ in range(len(gts)):  # each ground truth takes its best anchor, best pair first
+            a, g = np.unravel_index(np.argmax(work), work.shape)
+            if work[a, g] <= 1e-6:
+                break
+            match[a] = g
+            work[a, :] = -1
+            work[:, g] = -1
+        best = iou.argmax(axis=1)
+        for a in range(n):
+            if match[a] < 0 and iou[a, best[a]] >= p.overlap_threshold:
+                match[a] = best[a]
+        max_iou = iou.max(axis=1)
+    else:
+        max_iou = np.zeros(n)
+    positive = match >= 0
+    ax, ay, aw, ah = _centers(np, anchors, "corner")
+    for a in np.nonzero(positive)[0]:
+        g = gts[match[a]]
+        gx, gy, gw, gh = _centers(np, g[1:5][None], "corner")
+        v = p.variances
+        loc[a] = [(gx[0] - ax[a]) / aw[a] / v[0], (gy[0] - ay[a]) / ah[a] / v[1],
+                  np.log(gw[0] / aw[a]) / v[2], np.log(gh[0] / ah[a]) / v[3]]
+        mask[a] = 1
+        cls[a] = g[0] + 1
+    if p.negative_mining_ratio > 0:
+        candidates = [a for a in range(n) if not positive[a]
+                      and max_iou[a] < p.negative_mining_thresh]
+        count = min(max(int(positive.sum() * p.negative_mining_ratio),
+                        p.minimum_negative_samples), len(candidates))
+        scores = cls_pred - cls_pred.max(axis=0, keepdims=True)
+        background = np.exp(scores[0]) / np.exp(scores).sum(axis=0)
+        # the hardest negatives first: the least confident in the background class
+        for a in sorted(candidates, key=lambda a: background[a])[:count]:
+            cls[a] = 0
+    else:
+        cls[~positive] = 0
+    return loc.ravel(), mask.ravel(), cls
+
+
+def _multibox_target_np(p: MultiBoxTargetParam, anchors, labels, cls_pred) -> list:
+    anchors = anchors.reshape(-1, 4)
+    parts = [_target_one(p, anchors, labels[b], cls_pred[b]) for b in range(labels.shape[0])]
+    return [np.stack([q[i] for q in parts]) for i in range(3)]
+
+
+def _multibox_target(attrs, ctx, inputs, req, outputs):
+    host = [x.get() if hasattr(x, "get") else np.asarray(x) for x in inputs]
+    for out, r, value in zip(outputs, req, _multibox_target_np(
+            attrs, *(h.astype(np.float64) for h in host))):
+        put(out, r, ctx.xp.asarray(value))
+
+
+def _target_infer(attrs, ins, outs):
+    anchor, label, cls_pred = ins
+    if not (known(anchor) and known(label) and known(cls_pred)):
+        return ins, outs
+    n, b = anchor[1], label[0]
+    return ins, [(b, n * 4), (b, n * 4), (b, n)]
+
+
+def _target_case(draw):
+    n = S.integer(draw, 1, 3, "anchors")
+    gt = _boxes(draw, (1, 1)) / 6
+    label = np.concatenate([S.integers(draw, (1, 1, 1), 0, 1), gt], axis=-1)
+    return Case([_boxes(draw, (1, n)) / 6, label, S.floats(draw, (1, 3, n))],
+                {"negative_mining_ratio": S.choice(draw, [-1.0, 3.0], "mining")})
+
+
 # -- MultiBoxPrior ------------------------------------------------------------------------------
 class MultiBoxPriorParam(Params):
     sizes = FloatTuple((1.0,), "List of sizes of generated MultiBoxPriores.")
@@ -458,6 +550,22 @@ OPS: list[Op] = [
                    "order and out_format, the rest are -1.  Gradient: each kept row's head "
                    "gradient back to its input row; suppressed rows get zero."),
     backward_op("contrib_box_nms", BoxNMSParam, 2, 1, _box_nms_back),
+    Op("_contrib_MultiBoxTarget", params=MultiBoxTargetParam, num_inputs=3,
+       input_names=["anchor", "label", "cls_pred"], num_outputs=3,
+       output_names=["loc_target", "loc_mask", "cls_target"], infer_shape=_target_infer,
+       infer_type=lambda attrs, ins, outs: (ins, [ins[0]] * 3), compute={XP: _multibox_target},
+       gradient=ZeroGradient(),
+       domain=Domain(_target_case, reference=with_attrs(
+           MultiBoxTargetParam, "_contrib_MultiBoxTarget", _multibox_target_np),
+           differentiable=()),
+       description="SSD training targets: anchors (1, N, 4) matched to the labels (B, M, 5: "
+                   "class, corners; class -1 pads) — each ground truth its best anchor, then "
+                   "every anchor with IoU >= overlap_threshold — give box regression targets "
+                   "(encoded with variances) and masks (B, 4N) and class targets (B, N): "
+                   "class + 1 when matched; with negative mining the hardest unmatched anchors "
+                   "(IoU < negative_mining_thresh, least background confidence in cls_pred) "
+                   "up to ratio x positives get 0 and the rest ignore_label, else all get 0.  "
+                   "Gradient zero."),
     Op("_contrib_MultiBoxPrior", params=MultiBoxPriorParam, input_names=["data"],
        infer_shape=_prior_infer,
        infer_type=fixed_out_type(lambda attrs, ins: np.dtype(np.float32)),
