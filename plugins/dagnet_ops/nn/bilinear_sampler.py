@@ -19,7 +19,7 @@ from dagnet import ShapeError
 from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, Shape, assign
 
 from .._draw import Draw
-from .grid_generator import GridGeneratorParam, _generate, _target_points
+from .grid_generator import GridGeneratorParam, generate_grid, target_points
 
 __all__ = ["OPS"]
 
@@ -145,7 +145,7 @@ def _stn_infer(attrs, ins, outs):
 
 def _stn_forward(attrs, ctx, inputs, req, outputs):
     data, loc = inputs
-    grid = _generate(ctx.xp, _grid_attrs(attrs), loc)
+    grid = generate_grid(ctx.xp, _grid_attrs(attrs), loc)
     assign(outputs[0], req[0], _sample(ctx.xp, data, grid))
 
 
@@ -153,11 +153,11 @@ def _stn_backward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     g, data, loc = inputs
     h, w = attrs.target_shape
-    grid = _generate(xp, _grid_attrs(attrs), loc)
+    grid = generate_grid(xp, _grid_attrs(attrs), loc)
     d_data, d_grid = _sample_backward(xp, g, data, grid)
     assign(outputs[0], req[0], d_data)
     # the affine grid is theta @ points, so d theta = d_grid @ points^T
-    points = _target_points(xp, h, w)
+    points = target_points(xp, h, w)
     assign(outputs[1], req[1],
            xp.matmul(d_grid.reshape(loc.shape[0], 2, h * w), points.T).reshape(loc.shape))
 
@@ -173,7 +173,7 @@ def _stn_case(draw):
 
 def _np_stn(raw, data, loc):
     p = SpatialTransformerParam.parse("SpatialTransformer", raw)
-    return _sample(np, data, _generate(np, _grid_attrs(p), loc))
+    return _sample(np, data, generate_grid(np, _grid_attrs(p), loc))
 
 
 OPS = [

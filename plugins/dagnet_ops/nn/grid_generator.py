@@ -29,7 +29,7 @@ from dagnet.operator import (
 
 from .._draw import Draw
 
-__all__ = ["OPS"]
+__all__ = ["OPS", "GridGeneratorParam", "generate_grid", "target_points"]
 
 
 class GridGeneratorParam(Params):
@@ -63,7 +63,7 @@ def _infer(attrs, ins, outs):
     return ins, [tuple(data)]
 
 
-def _target_points(xp: Any, h: int, w: int) -> Any:
+def target_points(xp: Any, h: int, w: int) -> Any:
     """(3, H W): the normalized x, y of every target pixel (row-major) and ones."""
     xs = -1.0 + xp.arange(w) * (2.0 / (w - 1)) if w > 1 else xp.zeros(1) - 1.0
     ys = -1.0 + xp.arange(h) * (2.0 / (h - 1)) if h > 1 else xp.zeros(1) - 1.0
@@ -76,11 +76,12 @@ def _scale(h: int, w: int) -> tuple[float, float]:
     return (2.0 / (w - 1) if w > 1 else 0.0), (2.0 / (h - 1) if h > 1 else 0.0)
 
 
-def _generate(xp: Any, attrs: GridGeneratorParam, data: Any) -> Any:
+def generate_grid(xp: Any, attrs: GridGeneratorParam, data: Any) -> Any:
+    """The (N, 2, H, W) sampling grid GridGenerator computes from ``data``."""
     if attrs.transform_type == "affine":
         h, w = attrs.target_shape
         theta = data.reshape(-1, 2, 3)
-        return xp.matmul(theta, _target_points(xp, h, w)).reshape(-1, 2, h, w)
+        return xp.matmul(theta, target_points(xp, h, w)).reshape(-1, 2, h, w)
     n, _, h, w = data.shape
     sx, sy = _scale(h, w)
     x = (data[:, 0] + xp.arange(w)) * sx - 1.0
@@ -89,14 +90,14 @@ def _generate(xp: Any, attrs: GridGeneratorParam, data: Any) -> Any:
 
 
 def _forward(attrs, ctx, inputs, req, outputs):
-    assign(outputs[0], req[0], _generate(ctx.xp, attrs, inputs[0]))
+    assign(outputs[0], req[0], generate_grid(ctx.xp, attrs, inputs[0]))
 
 
 def _backward(attrs, ctx, inputs, req, outputs):
     xp, g = ctx.xp, inputs[0]
     n, _, h, w = g.shape
     if attrs.transform_type == "affine":
-        grad = xp.matmul(g.reshape(n, 2, h * w), _target_points(xp, h, w).T).reshape(n, 6)
+        grad = xp.matmul(g.reshape(n, 2, h * w), target_points(xp, h, w).T).reshape(n, 6)
     else:
         sx, sy = _scale(h, w)
         grad = xp.stack([g[:, 0] * sx, g[:, 1] * sy], axis=1)
@@ -113,7 +114,7 @@ def _case(draw):
 
 
 def _reference(raw, data):
-    return _generate(np, GridGeneratorParam.parse("GridGenerator", raw), data)
+    return generate_grid(np, GridGeneratorParam.parse("GridGenerator", raw), data)
 
 
 OPS = [
