@@ -234,16 +234,16 @@ OPS: list[Op] = [
        description="``start + (i // repeat) * step`` for i counting the elements of data's "
                    "shape (or of its ``axis``), in data's dtype.  Gradient zero."),
     Op("_contrib_allclose", params=AllCloseParam, num_inputs=2, input_names=["a", "b"],
-       infer_shape=lambda attrs, ins, outs: (ins, [(1,)]),
+       infer_shape=lambda attrs, ins, outs: (ins, [()]),
        infer_type=fixed_out_type(lambda attrs, ins: np.dtype(np.uint8)),
        compute={XP: _allclose}, gradient=ZeroGradient(),
        domain=Domain(_allclose_sample, reference=with_attrs(
            AllCloseParam, "_contrib_allclose", lambda p, a, b: np.array(
-               [np.allclose(a, b, rtol=p.rtol, atol=p.atol, equal_nan=p.equal_nan)])),
+               np.allclose(a, b, rtol=p.rtol, atol=p.atol, equal_nan=p.equal_nan))),
            differentiable=()),
        description="1 (uint8) when every ``|a - b| <= atol + rtol |b|`` (numpy's allclose; "
-                   "NaNs equal when equal_nan), else 0.  The result has shape (1,) where "
-                   "MXNet gives a 0-d array.  Gradient zero."),
+                   "NaNs equal when equal_nan), else 0, as a 0-d array (as MXNet).  "
+                   "Gradient zero."),
     Op("_contrib_index_copy", num_inputs=3,
        input_names=["old_tensor", "index_vector", "new_tensor"],
        infer_shape=_index_copy_infer, infer_type=first_input_type(1),
