@@ -143,10 +143,12 @@ FUNCTIONS: dict[str, Binary] = {
                   desc="Quotient: ``out = lhs / rhs`` (integers truncate toward zero).  Gradients "
                        "``dy / rhs`` and ``-lhs dy / rhs^2``."),
     "mod": Binary(python_mod, python_mod_reference, values=_mod_values, lhs_full=True,
-                  d_lhs=lambda xp, a, b: 1, d_rhs=lambda xp, a, b: -xp.floor(a / b),
+                  d_lhs=lambda xp, a, b: b != 0,
+                  d_rhs=lambda xp, a, b: -xp.floor(a / xp.where(b == 0, 1, b)) * (b != 0),
                   desc="Modulo with the divisor's sign (Python's ``%``): ``out = lhs - floor(lhs / "
                        "rhs) rhs``; 0 where rhs == 0.  Gradients ``dy`` and "
-                       "``-floor(lhs / rhs) dy`` (undefined where the quotient is an integer)."),
+                       "``-floor(lhs / rhs) dy`` (undefined where the quotient is an integer; 0 "
+                       "where rhs == 0, where the output is constant)."),
     "power": Binary(lambda xp, a, b: xp.power(a, b), np.power, values=_power_values,
                     d_lhs=lambda xp, a, b: b * xp.power(a, b - 1),
                     d_rhs=lambda xp, a, b: xp.power(a, b) * xp.log(a), second=second_order.power,
