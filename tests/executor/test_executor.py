@@ -292,3 +292,21 @@ def test_symbolic_checks(engine_name):
         check_symbolic_backward(net, [value], heads, [2 + 2 * value * heads[1]], grad_req=req)
     with pytest.raises(AssertionError, match="output"):
         check_symbolic_forward(net, [value], [value, value])
+
+
+def test_no_backward_runs_behind_a_zero_gradient_and_debug_str_closes_as_mxnet():
+    import re
+
+    data = mx.sym.var("data")
+    net = data
+    for _ in range(4):
+        net = net * net
+    stopped = mx.sym.stop_gradient(net)
+    exe = stopped.simple_bind(mx.cpu(), data=(2, 3))
+    text = exe.debug_str()
+    assert "_backward_elemwise_mul" not in text  # the gradient behind BlockGrad is zero
+    assert text.endswith("TempSpace resource requested\n")
+    assert re.search(r"Total (\d+) MB allocated", text.split("\n")[-3])
+    exe.forward(is_train=True, data=mx.nd.ones((2, 3)) * 2)
+    exe.backward()
+    np.testing.assert_array_equal(exe.grad_dict["data"].asnumpy(), np.zeros((2, 3)))

@@ -374,12 +374,17 @@ class Executor:
                 mode = "inplace" if (s, position) in plan.inplace else req.value
                 lines.append(f"  out: {describe(b)} req={mode}")
         stats = self.memory_stats()
-        lines.append(f"Total {stats['intermediate_bytes'] / 2**20:.3f} MiB allocated for "
+        lines.append(f"Planned {stats['intermediate_bytes'] / 2**20:.3f} MiB for "
                      f"{stats['inner_buffers']} inner buffers in {stats['blocks']} blocks "
                      f"(memory_plan={'on' if plan.enabled else 'off'}, "
                      f"{stats['inplace']} in place; live peak "
                      f"{stats['live_peak_bytes'] / 2**20:.3f} MiB)")
-        return "\n".join(lines)
+        # MXNet's closing lines, which tools parse (Module reads the third line from the end)
+        temp = sum(1 for step in graph.steps if step.kind == OP and any(
+            r.kind.value == "temp_space" for r in step.op.resource_requests(step.attrs)))
+        lines.append(f"Total {stats['intermediate_bytes'] >> 20} MB allocated")
+        lines.append(f"Total {temp} TempSpace resource requested")
+        return "\n".join(lines) + "\n"
 
     def __repr__(self) -> str:
         return (f"<Executor of {', '.join(self._graph.output_names)} on {self._ctx}: "

@@ -149,6 +149,12 @@ def plan_backward(view: GraphView, order: Sequence[Any], heads: Sequence[Entry],
         if node not in needed:
             continue
         rule, inputs, skipped, visible, outputs = facts[node]
+        if not _makes_head_gradient(rule) and \
+                not any(parts.get((node, k)) for k in range(outputs)):
+            # no gradient reaches its outputs (all paths to the heads pass a zero
+            # gradient): its inputs' gradients are zero too, with no backward step
+            plan.zero.append(node)
+            continue
         if not (isinstance(rule, Gradient) or (composed and isinstance(rule, ComposedGradient))):
             if isinstance(rule, ZeroGradient):
                 plan.zero.append(node)
