@@ -113,3 +113,10 @@ def test_cpu_pinned_and_the_deprecated_default_ctx():
             dagnet.Context.default_ctx = dagnet.cpu(5)
         assert dagnet.current_context() == dagnet.cpu(5)
     assert dagnet.current_context() == dagnet.cpu()
+
+
+def test_mxnet_device_type_numbers():
+    assert cpu().device_typeid == 1 and gpu(3).device_typeid == 2
+    assert Context.devtype2str[Context("cpu_shared", 0).device_typeid] == "cpu_shared"
+    with pytest.raises(dagnet.ContextError, match="plugin"):
+        Context("tpu", 0).device_typeid  # noqa: B018

@@ -43,7 +43,20 @@ def check_values(attrs: dict[str, Any], what: str) -> None:
                                       f"attribute values are strings (pass {str(value)!r})")
 
 
-class AttrScope:
+class _CurrentOnClass(type):
+    """``AttrScope.current``: this thread's scope, readable and settable on the class
+    (MXNet's class property)."""
+
+    @property
+    def current(cls) -> AttrScope:
+        return current()
+
+    @current.setter
+    def current(cls, scope: AttrScope) -> None:
+        _state.scope = scope
+
+
+class AttrScope(metaclass=_CurrentOnClass):
     """``with AttrScope(ctx_group='dev1'):`` attaches ``ctx_group='dev1'`` (stored as
     ``__ctx_group__``) to every symbol created inside the block; a nested scope adds
     to the outer one, its own values winning."""

@@ -50,6 +50,9 @@ class Context(metaclass=_ContextMeta):
     """
 
     __slots__ = ("device_type", "device_id")
+    # MXNet's numeric device types (what its files and C API use)
+    devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
+    devstr2type = {"cpu": 1, "gpu": 2, "cpu_pinned": 3, "cpu_shared": 5}
 
     def __init__(self, device_type: str | Context, device_id: int = 0):
         if isinstance(device_type, Context):
@@ -68,6 +71,15 @@ class Context(metaclass=_ContextMeta):
                 f"or dagnet.gpu(1)), got {type(device_id).__name__} {device_id!r}")
         self.device_type = device_type
         self.device_id = index
+
+    @property
+    def device_typeid(self) -> int:
+        """MXNet's number for the device type; a plugin backend's own type has none."""
+        try:
+            return Context.devstr2type[self.device_type]
+        except KeyError:
+            raise ContextError(f"device type {self.device_type!r} is a plugin backend's and "
+                               f"has no MXNet device type number") from None
 
     def __eq__(self, other: object) -> bool:
         return (

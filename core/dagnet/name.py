@@ -15,7 +15,20 @@ from typing import Any
 __all__ = ["NameManager", "Prefix", "current"]
 
 
-class NameManager:
+class _CurrentOnClass(type):
+    """``NameManager.current``: this thread's manager, readable and settable on the class
+    (MXNet's class property)."""
+
+    @property
+    def current(cls) -> NameManager:
+        return current()
+
+    @current.setter
+    def current(cls, manager: NameManager) -> None:
+        _state.manager = manager
+
+
+class NameManager(metaclass=_CurrentOnClass):
     """Makes unique names from hints; use as ``with NameManager():`` to scope counters."""
 
     def __init__(self) -> None:

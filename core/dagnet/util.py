@@ -135,9 +135,17 @@ class _Scope:
             self._setter(bool(self._previous))
 
 
+class _NumpyShapeScope(_Scope):
+    """MXNet's name for the NumPy-shape scope: ``_is_np_shape`` is what it sets."""
+
+    def __init__(self, is_np_shape: bool | None) -> None:
+        super().__init__(set_np_shape, is_np_shape)
+        self._is_np_shape = is_np_shape
+
+
 def np_shape(active: bool = True) -> _Scope:
     """A ``with`` scope in which NumPy shape semantics are ``active`` (on by default)."""
-    return _Scope(set_np_shape, active)
+    return _NumpyShapeScope(active)
 
 
 def _decorate(func: _F, scope: Callable[[], _Scope], name: str) -> _F:
@@ -185,9 +193,17 @@ def _set_np_array(active: bool) -> bool:
     return previous
 
 
+class _NumpyArrayScope(_Scope):
+    """MXNet's name for the NumPy-array scope: ``_is_np_array`` is what it sets."""
+
+    def __init__(self, is_np_array: bool | None) -> None:
+        super().__init__(_set_np_array, is_np_array)
+        self._is_np_array = is_np_array
+
+
 def np_array(active: bool = True) -> _Scope:
     """A ``with`` scope in which NumPy array semantics are ``active``."""
-    return _Scope(_set_np_array, active)
+    return _NumpyArrayScope(active)
 
 
 def use_np_array(func: _F) -> _F:
