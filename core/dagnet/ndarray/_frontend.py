@@ -165,9 +165,12 @@ class Namespace:
     def __getattr__(self, name: str) -> OpFunction:
         if name.startswith("__"):
             raise AttributeError(name)
+        if not self._prefix:  # nd.op.foo / nd._internal.foo are nd.foo itself
+            from .. import ndarray
+
+            return getattr(ndarray, name)
         fn = function(self._prefix + name)
-        fn_named = OpFunction(name, fn._target, fn.__doc__ or "") if self._prefix else fn
-        return fn_named
+        return OpFunction(name, fn._target, fn.__doc__ or "")
 
     def __dir__(self) -> list[str]:
         prefix = self._prefix
