@@ -306,6 +306,22 @@ def encode_record(payload: bytes) -> bytes:
     return b"".join(pieces)
 
 
+def _chunk_header(header: bytes, uri: str, index: int, offset: int) -> tuple[int, int]:
+    """``(cflag, length)`` of the 8-byte chunk header read at ``offset``, checked; ``uri``
+    and ``index`` (the record's position) name the place in errors."""
+    if len(header) < 8:
+        raise RecordIOError(
+            f"RecordIO file {uri!r} is truncated: record {index} at byte {offset} has "
+            f"{len(header)} of its 8 header bytes")
+    magic, lrec = _CHUNK_HEADER.unpack(header)
+    if magic != _MAGIC:
+        raise RecordIOError(
+            f"RecordIO file {uri!r} is corrupt at byte {offset} (record {index}): expected "
+            f"the magic number 0xced7230a, found {magic:#010x}; the file is damaged or not "
+            f"a RecordIO file")
+    return lrec >> 29, lrec & (_MAX_LENGTH - 1)
+
+
 def read_record(file: Any, uri: str, index: int) -> bytes | None:
     """Read one record from a binary file at a record boundary; None at the end.
 
@@ -318,17 +334,7 @@ def read_record(file: Any, uri: str, index: int) -> bytes | None:
         header = file.read(8)
         if not header and not parts:
             return None
-        if len(header) < 8:
-            raise RecordIOError(
-                f"RecordIO file {uri!r} is truncated: record {index} at byte {offset} has "
-                f"{len(header)} of its 8 header bytes")
-        magic, lrec = _CHUNK_HEADER.unpack(header)
-        if magic != _MAGIC:
-            raise RecordIOError(
-                f"RecordIO file {uri!r} is corrupt at byte {offset} (record {index}): "
-                f"expected the magic number 0xced7230a, found {magic:#010x}; the file is "
-                f"damaged or not a RecordIO file")
-        cflag, length = lrec >> 29, lrec & (_MAX_LENGTH - 1)
+        cflag, length = _chunk_header(header, uri, index, offset)
         padded = length + (-length % 4)
         body = file.read(padded)
         if len(body) < padded:
@@ -358,18 +364,7 @@ def record_offsets(uri: str | os.PathLike[str]) -> list[int]:
         offset = 0
         in_record = False
         while offset < size:
-            header = file.read(8)
-            if len(header) < 8:
-                raise RecordIOError(
-                    f"RecordIO file {uri!r} is truncated: record {len(offsets)} at byte "
-                    f"{offset} has {len(header)} of its 8 header bytes")
-            magic, lrec = _CHUNK_HEADER.unpack(header)
-            if magic != _MAGIC:
-                raise RecordIOError(
-                    f"RecordIO file {uri!r} is corrupt at byte {offset} (record "
-                    f"{len(offsets)}): expected the magic number 0xced7230a, found "
-                    f"{magic:#010x}")
-            cflag, length = lrec >> 29, lrec & (_MAX_LENGTH - 1)
+            cflag, length = _chunk_header(file.read(8), uri, len(offsets), offset)
             if not in_record:
                 offsets.append(offset)
             in_record = cflag in (1, 2)
