@@ -31,6 +31,7 @@ from ._creation import (
     ones,
     zeros,
 )
+from ._dlpack import DLPackError, from_dlpack, to_dlpack_for_read, to_dlpack_for_write
 from ._frontend import Namespace, OpFunction, UnknownOperatorError
 from ._frontend import function as _function
 from ._indexing import is_basic_key
@@ -62,13 +63,15 @@ from ._ufunc import (
 
 __all__ = [
     "add", "arange", "array", "assign", "concatenate", "contrib", "DEFAULT_DTYPE", "divide",
-    "empty", "equal", "eye", "from_numpy", "full", "greater", "greater_equal", "histogram", "hypot",
+    "DLPackError", "empty", "equal", "eye", "from_dlpack", "from_numpy", "full", "greater",
+    "greater_equal", "histogram", "hypot",
     "image", "invoke", "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg",
     "linspace", "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum",
     "minimum", "modulo", "moveaxis", "multiply", "Namespace", "NDArray", "NDArrayFileError",
     "new_array", "not_equal", "onehot_encode", "ones", "op", "OpFunction", "power", "prepared",
     "PreparedCall", "push_copy", "save", "set_training", "split_v2", "split_v2_params", "subtract",
-    "true_divide", "UnknownOperatorError", "waitall", "wrap_chunk", "zeros",
+    "to_dlpack_for_read", "to_dlpack_for_write", "true_divide", "UnknownOperatorError",
+    "waitall", "wrap_chunk", "zeros",
 ]
 
 _internal = Namespace("_internal")

@@ -434,6 +434,25 @@ class NDArray:
         hooks.backward([self], None if out_grad is None else [out_grad],
                        retain_graph=retain_graph, train_mode=train_mode)
 
+    def split_v2(self, indices_or_sections: Any, axis: int = 0,
+                 squeeze_axis: bool = False) -> Any:
+        """``x.split_v2(...)`` is :func:`dagnet.nd.split_v2` of ``x`` (numpy-style split)."""
+        from ._numpy_style import split_v2
+
+        return split_v2(self, indices_or_sections, axis=axis, squeeze_axis=squeeze_axis)
+
+    def to_dlpack_for_read(self) -> Any:
+        """A DLPack capsule of this array for a reader (:func:`dagnet.nd.to_dlpack_for_read`)."""
+        from ._dlpack import to_dlpack_for_read
+
+        return to_dlpack_for_read(self)
+
+    def to_dlpack_for_write(self) -> Any:
+        """A DLPack capsule of this array for a writer (:func:`dagnet.nd.to_dlpack_for_write`)."""
+        from ._dlpack import to_dlpack_for_write
+
+        return to_dlpack_for_write(self)
+
     def detach(self) -> NDArray:
         """The same memory as an array outside any graph (no gradient flows through it)."""
         return wrap_chunk(self._chunk, self._offset, self._shape, self._dtype, self._strides,
