@@ -18,6 +18,8 @@ every node to the engine.
 from __future__ import annotations
 
 from ._bind import bind, simple_bind
+from ._cached_op import CachedOp, CachedOpError
 from ._executor import Executor, UnknownArgumentError, UnknownParameterError
 
-__all__ = ["Executor", "UnknownArgumentError", "UnknownParameterError", "bind", "simple_bind"]
+__all__ = ["CachedOp", "CachedOpError", "Executor", "UnknownArgumentError",
+           "UnknownParameterError", "bind", "simple_bind"]

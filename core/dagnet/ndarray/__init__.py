@@ -106,6 +106,10 @@ def __getattr__(name: str) -> Any:
         from .. import random
 
         return random
+    if name == "CachedOp":  # MXNet's mx.nd.CachedOp runs a symbol through the executor
+        from ..executor import CachedOp
+
+        return CachedOp
     if name.startswith("__"):
         raise AttributeError(f"module 'dagnet.ndarray' has no attribute {name!r}")
     fn = globals()[name] = _function(name)
