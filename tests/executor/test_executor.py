@@ -310,3 +310,36 @@ def test_no_backward_runs_behind_a_zero_gradient_and_debug_str_closes_as_mxnet()
     exe.forward(is_train=True, data=mx.nd.ones((2, 3)) * 2)
     exe.backward()
     np.testing.assert_array_equal(exe.grad_dict["data"].asnumpy(), np.zeros((2, 3)))
+
+
+def test_set_grad_arrays_redirects_later_backward_passes(engine_name):
+    net = mx.sym.SoftmaxOutput(_fc(), name="sm")
+    ex = net.simple_bind(mx.cpu(), data=(2, 5))
+    ex.arg_dict["data"][:] = mx.nd.array(np.arange(10).reshape(2, 5) / 10)
+    ex.arg_dict["fc_weight"][:] = 0.1
+    ex.forward(is_train=True)
+    ex.backward()
+    own = ex.grad_dict["fc_weight"].asnumpy().copy()
+    other = mx.nd.zeros((3, 5))
+    ex.set_grad_arrays([None if g is None else (other if n == "fc_weight" else g)
+                        for n, g in zip(net.list_arguments(), ex.grad_arrays)])
+    assert ex.grad_dict["fc_weight"] is other
+    ex.forward(is_train=True)
+    ex.backward()
+    np.testing.assert_allclose(other.asnumpy(), own, rtol=1e-6)
+
+
+def test_set_grad_arrays_checks_what_it_is_given():
+    ex = mx.sym.SoftmaxOutput(_fc(), name="sm").simple_bind(
+        mx.cpu(), data=(2, 5), grad_req={"data": "null", "fc_weight": "write",
+                                         "fc_bias": "write", "sm_label": "null"})
+    with pytest.raises(ValueError, match="got 1 array"):
+        ex.set_grad_arrays([None])
+    grads = list(ex.grad_arrays)
+    grads[0] = mx.nd.zeros((2, 5))  # data was bound without a gradient
+    with pytest.raises(ValueError, match="'data' was bound without a gradient"):
+        ex.set_grad_arrays(grads)
+    grads = list(ex.grad_arrays)
+    grads[1] = mx.nd.zeros((5, 3))
+    with pytest.raises(mx.base.MXNetError, match=r"'fc_weight' must be a \(3, 5\) float32"):
+        ex.set_grad_arrays(grads)

@@ -77,6 +77,72 @@ def test_two_recorded_calls_before_backward():
     np.testing.assert_allclose(net.bias.grad().asnumpy(), [2.0, 2.0])
 
 
+def _dense_grads(net, x, *, hybridize, grad_req="write", steps=1, extra=None):
+    """Run ``steps`` recorded passes of ``net`` on ``x`` and return its parameters'
+    gradients; ``extra(net, y)`` adds a term to the loss outside the block."""
+    if hybridize:
+        net.hybridize(static_alloc=True, static_shape=True)
+    net.collect_params().setattr("grad_req", grad_req)
+    for _ in range(steps):
+        with mx.autograd.record():
+            y = net(x)
+            loss = (y * y).sum() + (extra(net, y) if extra else 0)
+        loss.backward()
+    return {k[len(net.prefix):]: v.grad().asnumpy().copy()
+            for k, v in net.collect_params().items()}
+
+
+@pytest.mark.parametrize("grad_req,steps", [("write", 2), ("add", 2)])
+def test_hybridized_gradients_go_into_parameter_grads(grad_req, steps):
+    x = mx.nd.random.uniform(shape=(6, 4))
+    expected = _dense_grads(_seeded_net(), x, hybridize=False, grad_req=grad_req, steps=steps)
+    got = _dense_grads(_seeded_net(), x, hybridize=True, grad_req=grad_req, steps=steps)
+    for name in expected:
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-5, atol=1e-6)
+
+
+def test_hybridized_gradient_of_a_parameter_also_used_outside_the_block_is_summed():
+    x = mx.nd.random.uniform(shape=(6, 4))
+
+    def extra(net, y):  # the first layer's weight enters the loss a second time
+        return (net.dense0.weight.data() * 3).sum()
+
+    expected = _dense_grads(_seeded_net(), x, hybridize=False, extra=extra)
+    got = _dense_grads(_seeded_net(), x, hybridize=True, extra=extra)
+    for name in expected:
+        np.testing.assert_allclose(got[name], expected[name], rtol=1e-5, atol=1e-6)
+
+
+def test_autograd_grad_through_a_hybridized_block_leaves_parameter_grads_alone():
+    net = _seeded_net()
+    net.hybridize(static_alloc=True)
+    x = mx.nd.random.uniform(shape=(6, 4))
+    _dense_grads(net, x, hybridize=True)  # training pass: gradients go into .grad
+    before = {k: v.grad().asnumpy().copy() for k, v in net.collect_params().items()}
+    x.attach_grad()
+    with mx.autograd.record():
+        y = net(x)
+        loss = (y * y).sum()
+    (gx,) = mx.autograd.grad([loss], [x])
+    for k, v in net.collect_params().items():
+        np.testing.assert_array_equal(v.grad().asnumpy(), before[k])
+    with mx.autograd.record():
+        y = net(x)
+        loss = (y * y).sum()
+    loss.backward()  # and the next training pass writes them again
+    np.testing.assert_allclose(x.grad.asnumpy(), gx.asnumpy(), rtol=1e-6)
+
+
+def _seeded_net():
+    net = _Net()
+    net.initialize(mx.init.Constant(0.1))
+    net(mx.nd.zeros((1, 4)))  # finish deferred initialisation
+    for k, v in sorted(net.collect_params().items()):
+        rng = np.random.default_rng(len(k))
+        v.set_data(mx.nd.array(rng.normal(0, 0.5, v.shape)))
+    return net
+
+
 def test_deferred_init_through_hybridized_call_and_symbol():
     net = nn.HybridSequential()
     with net.name_scope():

@@ -303,10 +303,12 @@ def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) 
             shape, dtype = node.out_meta[k]
             head_grads.append(_total(grads.pop((node, k), None), shape, dtype, dev))
     if call.__class__ is FunctionCall:  # Python code: what it pushes follows the bundle
-        results = call.function.gradients(node, head_grads)
         if is_recording():  # create_graph: a result outside every graph cannot be differentiated
+            results = call.function.gradients(node, head_grads)
             results = [r if entry_of(r) is not None else unrecorded_gradient(node, r)
                        for r in results]
+        else:
+            results = _function_into(step, head_grads, direct)
         _function_step(step, results, grads, direct)
         return
     recording = is_recording()
@@ -321,20 +323,16 @@ def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) 
     # where each gradient goes: a variable whose only gradient this is (written straight
     # into its .grad), the entry whose parts it joins, or nowhere (not needed)
     outs, reqs, routes = [], [], []
-    read = None
+    read = {id(array._chunk) for array in inputs} if direct else None
     for position, entry in step.targets:
         shape, dtype = node.in_meta[position]
-        if direct and entry is not None and entry[0] in direct:
+        grad = _direct_target(entry, node.in_meta[position], dev, direct, read)
+        if grad is not None:
             var = entry[0]
-            grad = var.grad
-            if read is None:
-                read = {id(array._chunk) for array in inputs}
-            if id(grad._chunk) not in read and grad._shape == shape and grad._dtype == dtype \
-                    and grad._chunk.dev is dev:
-                outs.append(grad)
-                reqs.append(_ADD if var.req == "add" else _WRITE)
-                routes.append(var)
-                continue
+            outs.append(grad)
+            reqs.append(_ADD if var.req == "add" else _WRITE)
+            routes.append(var)
+            continue
         outs.append(new_array(shape, dtype, dev))
         reqs.append(_NULL if entry is None else _WRITE)
         routes.append(entry)
@@ -347,6 +345,43 @@ def _backward_step(step: Any, grads: dict, direct: dict[Variable, bool] | None) 
             direct[route] = True
         elif route is not None:
             grads.setdefault(route, []).append(out)
+
+
+def _direct_target(entry: tuple | None, meta: tuple, dev: Any,
+                   direct: dict[Variable, bool] | None, read: set[int] | None
+                   ) -> NDArray | None:
+    """The ``.grad`` of the variable ``entry`` names when its only gradient may be written
+    there straight away: the array matches the gradient (``meta``: shape and dtype) and
+    device and is not among what the backward call reads (``read``: their chunks' ids)."""
+    if not direct or entry is None or entry[0] not in direct:
+        return None
+    grad = entry[0].grad
+    shape, dtype = meta
+    if id(grad._chunk) in read or grad._shape != shape or grad._dtype != dtype \
+            or grad._chunk.dev is not dev:
+        return None
+    return grad
+
+
+def _function_into(step: Any, head_grads: list[NDArray],
+                   direct: dict[Variable, bool] | None) -> list[NDArray | None]:
+    """An ``autograd.Function`` node's gradients, the function offered to write each one
+    that is its variable's only gradient straight into that ``.grad`` (see
+    :meth:`Function.gradients_into`); a gradient written so is None in the result and
+    marked done in ``direct``."""
+    node = step.node
+    targets: list[tuple[NDArray, str] | None] = [None] * len(node.in_meta)
+    if direct:
+        read = {id(array._chunk) for array in head_grads}
+        for position, entry in step.targets:
+            grad = _direct_target(entry, node.in_meta[position], node.dev, direct, read)
+            if grad is not None:
+                targets[position] = (grad, entry[0].req)
+    results = node.call.function.gradients_into(node, head_grads, targets)
+    for position, entry in step.targets:
+        if targets[position] is not None and results[position] is None:
+            direct[entry[0]] = True
+    return results
 
 
 def _entry_views(node: Node) -> tuple[list | None, list | None]:

@@ -13,7 +13,7 @@ of up to ``exec_bulk_size`` nodes, like MXNet's bulk execution.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,7 +80,11 @@ class Executor:
             eng, shared_exec.outputs if isinstance(shared_exec, Executor) else [])
         self.outputs = [self._arrays[b] for b in graph.outputs]
         self._heads = [None if h is None else self._arrays[h] for h in graph.heads]
-        self._operators: dict[tuple[bool, bool, int], list[Any]] = {}
+        self._operators: dict[tuple[bool, bool, int, int], list[Any]] = {}
+        # the sets of gradient arrays backward passes wrote into, by version (see
+        # set_grad_arrays); a backward program is built for one of them
+        self._grad_sets: dict[int, list[NDArray | None]] = {0: self.grad_arrays}
+        self._grad_version = 0
 
     # -- buffers ------------------------------------------------------------------
     def _buffer_arrays(self, eng: Any, shared_outputs: list[NDArray]) -> list[NDArray]:
@@ -128,7 +132,7 @@ class Executor:
         one push instead of many saves the engine's per-operation cost.  Steps off
         the chain, such as parallel branches, start a new operator."""
         bulk = int(_config.get("exec_bulk_size")) if bulk is None else bulk
-        key = (backward, is_train, bulk)
+        key = (backward, is_train, bulk, self._grad_version if backward else 0)
         program = self._operators.get(key)
         if program is None:
             graph = self._graph
@@ -221,6 +225,45 @@ class Executor:
                 inputs = step.node.input_names()
                 for position, b in zip(step.gradient_of, step.outputs):
                     callback(f"{step.node.name}_backward_{inputs[position]}", arrays[b])
+
+    def set_grad_arrays(self, grad_arrays: Sequence[NDArray | None]) -> None:
+        """Have later backward passes write the argument gradients into ``grad_arrays``
+        (one per argument, in ``list_arguments()`` order) in place of :attr:`grad_arrays`.
+
+        An argument bound without a gradient (``grad_req='null'``) takes None; the others
+        an array of the gradient's shape and dtype on this executor's device.  The
+        backward pass is prepared for each set of arrays once: switching back to a set
+        used by one of the last two is free (what a cached graph does when its gradients
+        go sometimes into the parameters' ``.grad``, sometimes elsewhere)."""
+        grad_arrays = list(grad_arrays)
+        if len(grad_arrays) != len(self.grad_arrays):
+            raise ValueError(f"set_grad_arrays: got {len(grad_arrays)} array(s) for "
+                             f"{len(self.grad_arrays)} argument(s)")
+        for name, old, new in zip(self._arg_names, self.grad_arrays, grad_arrays):
+            if (old is None) != (new is None):
+                raise ValueError(f"set_grad_arrays: argument {name!r} was bound "
+                                 f"{'without' if old is None else 'with'} a gradient; pass "
+                                 f"{'None' if old is None else 'an array'} for it")
+            if new is not None and (new.shape != old.shape or new.dtype != old.dtype
+                                    or new._chunk.dev is not self._dev):
+                raise ShapeError(f"set_grad_arrays: the gradient of {name!r} must be a "
+                                 f"{old.shape} {np.dtype(old.dtype).name} array on "
+                                 f"{self._ctx}, got {new.shape} {np.dtype(new.dtype).name} "
+                                 f"on {new.context}")
+        version = next((v for v, arrays in self._grad_sets.items()
+                        if all(a is b for a, b in zip(arrays, grad_arrays))), None)
+        if version is None:
+            version = max(self._grad_sets) + 1
+            self._grad_sets[version] = grad_arrays
+            for stale in sorted(self._grad_sets)[:-2]:  # keep the last two sets' programs
+                del self._grad_sets[stale]
+                for key in [k for k in self._operators if k[0] and k[3] == stale]:
+                    del self._operators[key]
+        self._grad_version = version
+        self.grad_arrays = self._grad_sets[version]
+        for b, array in zip(self._graph.grads, self.grad_arrays):
+            if b is not None:
+                self._arrays[b] = array
 
     def _copy_heads(self, out_grads: Any) -> None:
         names = self._graph.output_names
@@ -352,6 +395,14 @@ class Executor:
             "inplace": len(plan.inplace),
             "live_peak_bytes": plan.live_peak_bytes,
         }
+
+    def get_optimized_symbol(self) -> Any:
+        """The symbol this executor runs: the bound one after the graph passes made at
+        bind time (common-subexpression elimination, unless the config key
+        ``eliminate_common_expr`` or ``MXNET_ELIMINATE_COMMON_EXPR`` turns it off)."""
+        from ..symbol import Symbol
+
+        return Symbol(list(self._graph.symbol._outputs))
 
     def debug_str(self) -> str:
         """The bound graph as text: every step with its buffers (shape, dtype and, for

@@ -5,10 +5,11 @@ A call outside ``autograd.record()`` copies the data into a bound executor, runs
 forward pass and returns copies of the outputs.  Inside ``record()`` the whole graph
 is one recorded node (an :class:`autograd.Function`) whose gradient runs the
 executor's backward pass, so a hybridized block trains exactly as its imperative
-run does.  Executors are kept per signature (shapes, dtypes, context, and the
-parameter arrays they are bound to); an executor whose forward pass awaits its
-backward pass is not lent to another call until that backward ran or its recorded
-node died.
+run does; a parameter's gradient that is all its variable gets is written by that
+pass straight into the parameter's ``.grad``.  Executors are kept per signature
+(shapes, dtypes, context, and the parameter arrays they are bound to); an executor
+whose forward pass awaits its backward pass is not lent to another call until that
+backward ran or its recorded node died.
 """
 
 from __future__ import annotations
@@ -28,14 +29,18 @@ __all__ = ["CachedOp"]
 class _Bound:
     """One executor and whether a recorded call still needs its state."""
 
-    __slots__ = ("executor", "busy", "generation", "data_arrays", "grad_of")
+    __slots__ = ("executor", "busy", "generation", "data_arrays", "grad_of", "arg_of",
+                 "own_grads")
 
-    def __init__(self, executor: Any, data_arrays: list[NDArray], grad_of: list[Any]):
+    def __init__(self, executor: Any, data_arrays: list[NDArray], grad_of: list[Any],
+                 arg_of: list[int | None]):
         self.executor = executor
         self.busy = False
         self.generation = 0  # how many calls it served: a recorded call's state is current
         self.data_arrays = data_arrays
-        self.grad_of = grad_of
+        self.grad_of = grad_of  # per differentiated input: the executor's gradient array
+        self.arg_of = arg_of  # per differentiated input: its position among the arguments
+        self.own_grads = list(executor.grad_arrays)
 
 
 class CachedOp:
@@ -135,7 +140,8 @@ class CachedOp:
                                     aux_states=aux)
         inputs = self.data_names + [n for n in self.param_names if n not in self._aux_set]
         grad_of = [grads.get(n) if n in self._arg_names else None for n in inputs]
-        return _Bound(executor, data_arrays, grad_of)
+        arg_of = [self._arg_names.index(n) if n in self._arg_names else None for n in inputs]
+        return _Bound(executor, data_arrays, grad_of, arg_of)
 
 
 class _GraphFunction(autograd.Function):
@@ -154,6 +160,17 @@ class _GraphFunction(autograd.Function):
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def backward(self, *output_grads: NDArray) -> Any:
+        results = self._backward(list(output_grads), [None] * len(self._input_meta))
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def gradients_into(self, node: Any, head_grads: list[NDArray],
+                       targets: list[tuple[NDArray, str] | None]) -> list[NDArray | None]:
+        """The executor's backward pass writes a parameter's gradient straight into its
+        ``.grad`` when that is all the parameter gets, as MXNet's cached graph does."""
+        return self._backward(head_grads, targets)
+
+    def _backward(self, output_grads: list[NDArray],
+                  targets: list[tuple[NDArray, str] | None]) -> list[NDArray | None]:
         from .. import ndarray
 
         bound = self._bound
@@ -161,13 +178,23 @@ class _GraphFunction(autograd.Function):
             raise GluonValueError("this recorded call of a hybridized block cannot be "
                                   "differentiated any more: its executor has run another call "
                                   "since; run backward before calling the block again")
-        bound.executor.backward(out_grads=list(output_grads), is_train=True)
-        results = [grad.copy() if grad is not None else
+        into = list(bound.own_grads)
+        written = [False] * len(targets)
+        for position, target in enumerate(targets):
+            # the executor writes (grad_req 'write'): it can take a target that is written
+            if target is not None and target[1] == "write" and bound.grad_of[position] is not None:
+                into[bound.arg_of[position]] = target[0]
+                written[position] = True
+        bound.executor.set_grad_arrays(into)
+        bound.executor.backward(out_grads=output_grads, is_train=True)
+        # the executor's own arrays are overwritten by its next backward pass: hand out copies
+        results = [None if done else grad.copy() if grad is not None else
                    ndarray.zeros(shape, ctx=ctx, dtype=dtype)
-                   for grad, (shape, ctx, dtype) in zip(bound.grad_of, self._input_meta)]
+                   for done, grad, (shape, ctx, dtype)
+                   in zip(written, bound.grad_of, self._input_meta)]
         # free for the next call; a second backward (retain_graph) works until one comes
         bound.busy = False
-        return results[0] if len(results) == 1 else tuple(results)
+        return results
 
     def __call__(self, *inputs: NDArray) -> Any:
         self._input_meta = [(a.shape, a.context, a.dtype) for a in inputs]
