@@ -371,13 +371,14 @@ def _function_into(step: Any, head_grads: list[NDArray],
     marked done in ``direct``."""
     node = step.node
     targets: list[tuple[NDArray, str] | None] = [None] * len(node.in_meta)
-    if direct:
-        read = {id(array._chunk) for array in head_grads}
-        for position, entry in step.targets:
-            grad = _direct_target(entry, node.in_meta[position], node.dev, direct, read)
-            if grad is not None:
-                targets[position] = (grad, entry[0].req)
-    results = node.call.function.gradients_into(node, head_grads, targets)
+    needed = [False] * len(node.in_meta)
+    read = {id(array._chunk) for array in head_grads} if direct else None
+    for position, entry in step.targets:
+        needed[position] = entry is not None
+        grad = _direct_target(entry, node.in_meta[position], node.dev, direct, read)
+        if grad is not None:
+            targets[position] = (grad, entry[0].req)
+    results = node.call.function.gradients_into(node, head_grads, targets, needed)
     for position, entry in step.targets:
         if targets[position] is not None and results[position] is None:
             direct[entry[0]] = True

@@ -132,14 +132,16 @@ class Function:
         record_call(FunctionCall(self, len(outputs)), inputs, outputs, None)
 
     def gradients_into(self, node: Node, head_grads: list[NDArray],
-                       targets: list[tuple[NDArray, str] | None]) -> list[NDArray | None]:
-        """:meth:`gradients`, offered where some of them end: ``targets[i]`` is
-        ``(array, req)`` when input ``i``'s gradient is all its variable gets, so it may be
-        written (``req='write'``) or added (``'add'``) straight into ``array``, its
-        ``.grad``; otherwise None.  Returns one entry per input: the gradient, or None
-        where it went into its target.  This class writes nothing there; a subclass that
-        can compute into given arrays (a hybridized block's executor) overrides it to
-        save a buffer and a copy."""
+                       targets: list[tuple[NDArray, str] | None],
+                       needed: list[bool]) -> list[NDArray | None]:
+        """:meth:`gradients`, told where they end: ``targets[i]`` is ``(array, req)``
+        when input ``i``'s gradient is all its variable gets, so it may be written
+        (``req='write'``) or added (``'add'``) straight into ``array``, its ``.grad``;
+        otherwise None.  ``needed[i]`` is False where nobody uses input ``i``'s
+        gradient.  Returns one entry per input: the gradient, or None where it went
+        into its target or is not needed.  This class writes nothing there; a subclass
+        that can compute into given arrays (a hybridized block's executor) overrides it
+        to save buffers and copies."""
         return self.gradients(node, head_grads)
 
     def gradients(self, node: Node, head_grads: list[NDArray]) -> list[NDArray]:

@@ -160,17 +160,19 @@ class _GraphFunction(autograd.Function):
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def backward(self, *output_grads: NDArray) -> Any:
-        results = self._backward(list(output_grads), [None] * len(self._input_meta))
+        count = len(self._input_meta)
+        results = self._backward(list(output_grads), [None] * count, [True] * count)
         return results[0] if len(results) == 1 else tuple(results)
 
     def gradients_into(self, node: Any, head_grads: list[NDArray],
-                       targets: list[tuple[NDArray, str] | None]) -> list[NDArray | None]:
+                       targets: list[tuple[NDArray, str] | None],
+                       needed: list[bool]) -> list[NDArray | None]:
         """The executor's backward pass writes a parameter's gradient straight into its
         ``.grad`` when that is all the parameter gets, as MXNet's cached graph does."""
-        return self._backward(head_grads, targets)
+        return self._backward(head_grads, targets, needed)
 
-    def _backward(self, output_grads: list[NDArray],
-                  targets: list[tuple[NDArray, str] | None]) -> list[NDArray | None]:
+    def _backward(self, output_grads: list[NDArray], targets: list[tuple[NDArray, str] | None],
+                  needed: list[bool]) -> list[NDArray | None]:
         from .. import ndarray
 
         bound = self._bound
@@ -188,10 +190,10 @@ class _GraphFunction(autograd.Function):
         bound.executor.set_grad_arrays(into)
         bound.executor.backward(out_grads=output_grads, is_train=True)
         # the executor's own arrays are overwritten by its next backward pass: hand out copies
-        results = [None if done else grad.copy() if grad is not None else
+        results = [None if done or not wanted else grad.copy() if grad is not None else
                    ndarray.zeros(shape, ctx=ctx, dtype=dtype)
-                   for done, grad, (shape, ctx, dtype)
-                   in zip(written, bound.grad_of, self._input_meta)]
+                   for done, wanted, grad, (shape, ctx, dtype)
+                   in zip(written, needed, bound.grad_of, self._input_meta)]
         # free for the next call; a second backward (retain_graph) works until one comes
         bound.busy = False
         return results
