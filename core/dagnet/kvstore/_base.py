@@ -11,6 +11,7 @@ other operator.
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -98,9 +99,11 @@ class KVStore:
             self._store[k] = array.copyto(cpu())
 
     def push(self, key: Key | Sequence[Key], value: Any, priority: int = 0) -> None:
-        """Push ``value`` for ``key``: a list of arrays (one per device) is summed first.
+        """Push ``value`` for ``key``: a list of arrays (one per device) is summed first
+        (row_sparse arrays row by row: the sum holds the union of their rows).
 
-        Without an optimizer (or updater) the sum replaces the stored value; with one,
+        Without an optimizer (or updater) the sum replaces the stored value (taking its
+        storage type, as MXNet's local store does); with one,
         ``updater(key, sum, stored)`` updates the stored weight in place.  Repeated keys
         in a list of keys are summed together.  ``priority`` is a scheduling hint;
         every push is ordered after the earlier ones on the same arrays either way."""
@@ -108,24 +111,82 @@ class KVStore:
             stored = self._stored(k, "push")
             for array in values:
                 self._check_shape(k, "pushed", array, stored)
+                _check_pushed_stype(k, array)
             target = self._reduce_context(values)
             merged = self._merge(values, target)
             if self._stored_follows_sum and stored.context != target:
                 stored = self._store[k] = stored.copyto(target)
-            if self._updater is None:
-                merged.copyto(stored)
-            else:
+            if self._updater is not None:
                 self._updater(k, merged, stored)
+            elif merged.stype != stored.stype:
+                self._store[k] = merged.copyto(stored.context)
+            else:
+                merged.copyto(stored)
 
     def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0,
              ignore_sparse: bool = True) -> None:
         """Copy the stored value of ``key`` into ``out`` (an array, or a list of arrays
         that each get it, one per device); with a list of keys, ``out`` holds one entry
-        per key.  ``ignore_sparse`` matters only for sparse arrays, which dagnet lacks."""
+        per key.  With ``ignore_sparse`` (the default, as MXNet) sparse outputs are left
+        untouched: pull rows of a row_sparse value with :meth:`row_sparse_pull`."""
+        skipped = False
         for k, outs in self._out_pairs(key, out):
             stored = self._store[k]
             for array in outs:
+                if array.stype != "default" and ignore_sparse:
+                    skipped = True
+                    continue
                 stored.copyto(array)
+        if skipped:
+            _warn_ignored_sparse_pull()
+
+    def row_sparse_pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0,
+                        row_ids: Any = None) -> None:
+        """Pull only the rows ``row_ids`` of a row_sparse value into row_sparse ``out``.
+
+        ``row_ids`` is a 1-D NDArray of row indices (repeats and any order allowed) or a
+        list of them, one per output array; a single ``row_ids`` with a list of outputs
+        pulls those rows into every output.  The other rows of each output are zero
+        afterwards (MXNet's ``retain`` of the stored value)."""
+        from ..ndarray import NDArray
+
+        if out is None or row_ids is None:
+            raise ArgumentTypeError("KVStore.row_sparse_pull: out and row_ids are required: "
+                                    "the RowSparseNDArray(s) to fill and the NDArray(s) of "
+                                    "row indices to pull")
+        if isinstance(row_ids, NDArray):
+            row_ids = [row_ids]
+        if not isinstance(row_ids, (list, tuple)):
+            raise ArgumentTypeError(f"KVStore.row_sparse_pull: row_ids must be an NDArray or "
+                                    f"a list of NDArrays, got {type(row_ids).__name__}")
+        row_ids = list(row_ids)
+        first_out, copies = out, []
+        if len(row_ids) == 1 and isinstance(out, (list, tuple)):
+            first_out, copies = [out[0]], list(out[1:])
+        outs = self._pairs(key, first_out, "row_sparse_pull", "out", many_per_key=True)
+        ids = self._pairs(key, row_ids, "row_sparse_pull", "row_ids", many_per_key=True)
+        for (k, arrays), (_, rows) in zip(outs, ids):
+            if len(arrays) != len(rows):
+                raise KVStoreError(f"KVStore.row_sparse_pull: key {k!r} got {len(arrays)} "
+                                   f"output arrays but {len(rows)} row_ids; give one row_ids "
+                                   f"NDArray per output")
+            stored = self._stored(k, "row_sparse_pull")
+            if stored.stype != "row_sparse":
+                raise KVStoreError(f"KVStore.row_sparse_pull: key {k!r} holds a "
+                                   f"{stored.stype} value; row_sparse_pull needs a row_sparse "
+                                   f"one (use pull for dense values)")
+            for array, row_id in zip(arrays, rows):
+                self._check_shape(k, "output", array, stored)
+                if array.stype != "row_sparse":
+                    raise KVStoreError(f"KVStore.row_sparse_pull: the output for key {k!r} "
+                                       f"has storage type {array.stype!r}; it must be "
+                                       f"row_sparse (use pull for dense outputs)")
+                if row_id.stype != "default":
+                    raise KVStoreError(f"KVStore.row_sparse_pull: the row_ids for key {k!r} "
+                                       f"must be a dense NDArray, got {row_id.stype}")
+                _retain_into(stored, row_id, array)
+        for array in copies:
+            out[0].copyto(array)
 
     def _out_pairs(self, key: Key | Sequence[Key], out: Any) -> list[tuple[Key, list[Any]]]:
         """``(key, output arrays)`` of a pull, each key initialised and each array of its
@@ -282,6 +343,37 @@ def _check_key(key: Any, what: str) -> Key:
         return int(key)
     raise ArgumentTypeError(f"KVStore.{what}: a key must be an int or a str, got {key!r} "
                             f"({type(key).__name__})")
+
+
+def _check_pushed_stype(key: Key, array: Any) -> None:
+    if array.stype not in ("default", "row_sparse"):
+        raise KVStoreError(f"KVStore.push: the value pushed for key {key!r} has storage type "
+                           f"{array.stype!r}; a store sums dense and row_sparse values only "
+                           f"(convert with .tostype('default'))")
+
+
+_warned_ignored_pull = False
+
+
+def _warn_ignored_sparse_pull() -> None:
+    global _warned_ignored_pull
+    if not _warned_ignored_pull:
+        _warned_ignored_pull = True
+        warnings.warn("KVStore.pull: sparse output arrays were left untouched; pull "
+                      "row_sparse values with row_sparse_pull(key, out, row_ids=...) or pass "
+                      "ignore_sparse=False", stacklevel=3)
+
+
+def _retain_into(stored: Any, row_id: Any, out: Any) -> None:
+    """``out = retain(stored, row_id)`` (on ``stored``'s device, then copied into ``out``)."""
+    import numpy as np
+
+    from ..ndarray import sparse
+
+    ids = row_id if row_id.context == stored.context else row_id.copyto(stored.context)
+    if ids.dtype != np.int64:
+        ids = ids.astype(np.int64)
+    sparse.retain(stored, ids.reshape((-1,))).copyto(out)
 
 
 def _arrays(entry: Any, key: Key, what: str, value_name: str) -> list[Any]:
