@@ -909,24 +909,19 @@ def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str
     gradient (uniform in [0, 1)) and assert the states and weights agree.
 
     ``shape`` is one shape, or a list of ``ntensors`` shapes: then ``opt2`` updates
-    all the tensors in one multi-tensor call and ``opt1`` one at a time.  dagnet
-    arrays are dense: a storage type other than ``'default'`` raises ValueError.
+    all the tensors in one multi-tensor call and ``opt1`` one at a time.  With a
+    sparse ``w_stype`` (all rows stored) or ``g_stype`` (random rows), ``opt2`` gets
+    the sparse arrays and ``opt1`` dense copies of them.
     """
     import copy
 
     from . import random
 
-    for stype in (w_stype, g_stype):
-        if stype != "default":
-            raise ValueError(f"compare_optimizer: storage type {stype!r} is not supported; "
-                             f"dagnet arrays are dense (stype='default')")
     ctx = default_context()
     if not isinstance(shape, list):
         assert ntensors == 1
-        w2 = random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        w1 = w2.copyto(ctx)
-        g2 = random.uniform(shape=shape, ctx=ctx, dtype=dtype)
-        g1 = g2.copyto(ctx)
+        w2, w1 = _optimizer_pair(shape, dtype, w_stype, 1.0, ctx)
+        g2, g1 = _optimizer_pair(shape, dtype, g_stype, None, ctx)
         state1 = opt1.create_state_multi_precision(0, w1)
         state2 = opt2.create_state_multi_precision(0, w2)
         if compare_states:
@@ -948,6 +943,22 @@ def compare_optimizer(opt1: Any, opt2: Any, shape: Any, dtype: Any, w_stype: str
         if compare_states:
             compare_ndarray_tuple(state1, states2[i], rtol, atol)
         compare_ndarray_tuple(w1[i], w2[i], rtol, atol)
+
+
+def _optimizer_pair(shape: Any, dtype: Any, stype: str, density: float | None,
+                    ctx: Context) -> tuple[Any, Any]:
+    """``(array, dense copy)`` of a random array of storage type ``stype`` for
+    :func:`compare_optimizer`: uniform values when dense, else :func:`rand_ndarray`'s."""
+    from . import random
+
+    if stype == "default":
+        array = random.uniform(shape=shape, ctx=ctx, dtype=dtype)
+        return array, array.copyto(ctx)
+    if stype not in ("row_sparse", "csr"):
+        raise ValueError(f"compare_optimizer: unknown storage type {stype!r}; use 'default', "
+                         f"'row_sparse' or 'csr'")
+    array = rand_ndarray(shape, stype, density=density, dtype=dtype, ctx=ctx)
+    return array, array.copyto(ctx).tostype("default")
 
 
 def retry(n: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -25,6 +25,9 @@ class Adam(Optimizer):
     ``weight -= lr_t * m / (sqrt(v) + epsilon)``, where the bias correction is folded
     into the rate, ``lr_t = lr * sqrt(1 - beta2**t) / (1 - beta1**t)``, so ``epsilon``
     is not bias-corrected.  The state is ``(m, v)``; the step is ``adam_update``.
+    With a row_sparse gradient and ``lazy_update`` (the default) only the rows the
+    gradient holds are updated (the moments then have the weight's storage type);
+    ``lazy_update=False`` gives the dense update.
     """
 
     def __init__(self, learning_rate: float = 0.001, beta1: float = 0.9, beta2: float = 0.999,
@@ -36,9 +39,10 @@ class Adam(Optimizer):
         self.lazy_update = bool(lazy_update)
 
     def create_state(self, index: Any, weight: Any) -> tuple[Any, Any]:
-        """Zero first and second moments ``(m, v)`` like ``weight``."""
-        return (ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype),
-                ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype))
+        """Zero first and second moments ``(m, v)`` like ``weight`` (of its storage type
+        for lazy updates, else dense)."""
+        stype = weight.stype if self.lazy_update else "default"
+        return _zeros(weight, stype), _zeros(weight, stype)
 
     def update(self, index: Any, weight: Any, grad: Any, state: tuple[Any, Any]) -> None:
         """One Adam step on ``weight`` and its moments ``state``, in place."""
@@ -61,8 +65,8 @@ def _decay_rate(name: str, value: Any, owner: str = "Adam") -> float:
     return value
 
 
-def _zeros(weight: Any) -> Any:
-    return ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype)
+def _zeros(weight: Any, stype: str = "default") -> Any:
+    return ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype, stype=stype)
 
 
 def _clipped(opt: Optimizer, grad: Any, weight: Any = None, wd: float = 0.0) -> Any:
@@ -153,20 +157,27 @@ class Nadam(Optimizer):
 @register
 class AdaGrad(Optimizer):
     """AdaGrad (Duchi et al., 2011): ``history += g^2`` with ``g = clip(rescale_grad *
-    grad)``, ``weight -= lr * (g / sqrt(history + eps) + wd * weight)``."""
+    grad)``, ``weight -= lr * (g / sqrt(history + eps) + wd * weight)``.  A row_sparse
+    gradient updates only its rows (``sparse.adagrad_update``, which needs ``wd=0``)."""
 
     def __init__(self, eps: float = 1e-7, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.float_stable_eps = real("AdaGrad", "eps", eps, minimum=0.0)
 
     def create_state(self, index: Any, weight: Any) -> Any:
-        """A zero squared-gradient history like ``weight``."""
-        return _zeros(weight)
+        """A zero squared-gradient history like ``weight`` (of its storage type)."""
+        return _zeros(weight, weight.stype)
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         """One AdaGrad step, in place."""
         self._update_count(index)
         lr, wd = self._get_lr(index), self._get_wd(index)
+        if grad.stype == "row_sparse":
+            ndarray.sparse.adagrad_update(weight, grad, state, out=weight, lr=lr, wd=wd,
+                                          epsilon=self.float_stable_eps,
+                                          rescale_grad=self.rescale_grad,
+                                          **self._clip_kwargs())
+            return
         g = _clipped(self, grad)
         state[:] = state + g * g
         weight[:] = weight - lr * (g / ndarray.sqrt(state + self.float_stable_eps) + wd * weight)
@@ -217,10 +228,11 @@ class RMSProp(Optimizer):
         self.clip_weights = clip_weights
 
     def create_state(self, index: Any, weight: Any) -> tuple[Any, ...]:
-        """``(n,)``, or centred ``(n, g, delta)``, zero, like ``weight``."""
+        """``(n,)``, or centred ``(n, g, delta)``, zero, like ``weight`` (of its storage
+        type)."""
         if self.centered:
-            return _zeros(weight), _zeros(weight), _zeros(weight)
-        return (_zeros(weight),)
+            return tuple(_zeros(weight, weight.stype) for _ in range(3))
+        return (_zeros(weight, weight.stype),)
 
     def update(self, index: Any, weight: Any, grad: Any, state: tuple[Any, ...]) -> None:
         """One RMSProp step, in place."""
@@ -274,8 +286,9 @@ class Ftrl(Optimizer):
         self.beta = real("Ftrl", "beta", beta, minimum=0.0)
 
     def create_state(self, index: Any, weight: Any) -> tuple[Any, Any]:
-        """Zero ``(z, n)`` like ``weight``."""
-        return _zeros(weight), _zeros(weight)
+        """Zero ``(z, n)`` like ``weight`` (of its storage type: a row_sparse weight and
+        gradient update only the gradient's rows)."""
+        return _zeros(weight, weight.stype), _zeros(weight, weight.stype)
 
     def update(self, index: Any, weight: Any, grad: Any, state: tuple[Any, Any]) -> None:
         """One FTRL step, in place."""

@@ -22,8 +22,10 @@ class SGD(Optimizer):
     With ``g = clip(rescale_grad * grad, clip_gradient) + wd * weight``:
     without momentum, ``weight -= lr * g`` (``sgd_update``); with it, the state
     ``mom = momentum * mom - lr * g`` and ``weight += mom`` (``sgd_mom_update``).
-    Weight decay is added after clipping.  ``lazy_update`` matters only for
-    row-sparse gradients, which dagnet does not have; it is passed on to the operators.
+    Weight decay is added after clipping.  With a row_sparse gradient and
+    ``lazy_update`` (the default), only the rows the gradient holds are updated --
+    their weight decay and momentum included; the momentum then has the weight's
+    storage type.  ``lazy_update=False`` gives the dense update.
     """
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
@@ -32,10 +34,12 @@ class SGD(Optimizer):
         self.lazy_update = bool(lazy_update)
 
     def create_state(self, index: Any, weight: Any) -> Any:
-        """A zero momentum like ``weight``, or ``None`` without momentum."""
+        """A zero momentum like ``weight`` (of its storage type for lazy updates, else
+        dense), or ``None`` without momentum."""
         if self.momentum == 0.0:
             return None
-        return ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype)
+        stype = weight.stype if self.lazy_update else "default"
+        return ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype, stype=stype)
 
     def create_state_multi_precision(self, index: Any, weight: Any) -> Any:
         """For a float16 weight with ``multi_precision``: ``(momentum, float32 master)``
@@ -106,10 +110,12 @@ class Signum(Optimizer):
         self.wd_lh = real("Signum", "wd_lh", wd_lh, minimum=0.0)
 
     def create_state(self, index: Any, weight: Any) -> Any:
-        """A zero momentum like ``weight``, or ``None`` without momentum."""
+        """A zero momentum like ``weight`` (of its storage type), or ``None`` without
+        momentum."""
         if self.momentum == 0.0:
             return None
-        return ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype)
+        return ndarray.zeros(weight.shape, weight.context, dtype=weight.dtype,
+                             stype=weight.stype)
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         """One Signum step on ``weight`` (and its momentum ``state``), in place."""
