@@ -25,6 +25,7 @@ from ._errors import (
     DeferredInitializationError,
     GluonAssertionError,
     GluonError,
+    GluonTypeError,
     GluonValueError,
 )
 from .utils import brief_print_list, indent, shape_is_known
@@ -44,16 +45,18 @@ def _check_stype(name: str, what: str, stype: str) -> None:
     if stype not in ("default", "row_sparse", "csr"):
         raise GluonAssertionError(f"{what} for Parameter '{name}' must be one of 'default', "
                                   f"'row_sparse', or 'csr', but got '{stype}'")
-    if stype != "default":
-        raise GluonValueError(f"Parameter '{name}': {what}={stype!r} is not supported; dagnet "
-                              f"arrays are dense, so use {what}='default'")
 
 
 class Parameter:
     """A weight of a block: its name, shape (0 for a dimension inferred later), dtype,
     initializer, gradient mode (``grad_req``: ``'write'``, ``'add'`` or ``'null'``) and
     learning-rate and weight-decay multipliers; after :meth:`initialize` one array (and
-    one gradient) per context."""
+    one gradient) per context.
+
+    ``stype`` and ``grad_stype`` are the storage types of the arrays and of the
+    gradients (``'default'``, ``'row_sparse'`` or ``'csr'``).  A sparse parameter is
+    read through its :class:`Trainer`'s store: :meth:`row_sparse_data` pulls the
+    rows a batch needs (``data()`` refuses it, as in MXNet)."""
 
     def __init__(self, name: str, grad_req: str = "write", shape: Any = None,
                  dtype: Any = np.float32, lr_mult: float = 1.0, wd_mult: float = 1.0,
@@ -137,10 +140,21 @@ class Parameter:
 
     @property
     def stype(self) -> str:
-        """The storage type (always ``'default'``: dense)."""
+        """The storage type of the arrays: ``'default'`` (dense), ``'row_sparse'`` or
+        ``'csr'``."""
         return self._stype
 
+    @property
+    def grad_stype(self) -> str:
+        """The storage type of the gradients."""
+        return self._grad_stype
+
     def _set_trainer(self, trainer: Any) -> None:
+        if self._stype != "default" and self._trainer is not None and trainer is not None \
+                and self._trainer is not trainer:
+            raise GluonError(f"Failed to set the trainer for Parameter '{self.name}' because it "
+                             f"was already set. More than one trainer for a {self._stype} "
+                             f"Parameter is not supported.")
         self._trainer = trainer
 
     def _check_and_get(self, arr_list: list[NDArray] | None, ctx: Any) -> Any:
@@ -192,6 +206,8 @@ class Parameter:
                     f"Failed loading Parameter '{self.name}' from saved params: dtype "
                     f"incompatible expected {np.dtype(self.dtype)} vs saved {data.dtype}. Set "
                     f"cast_dtype=True to cast the dtype of saved params.")
+        if self._stype != data.stype:
+            data = data.tostype(self._stype)
         if isinstance(ctx, Context):
             ctx = [ctx]
         if self._data is None:
@@ -227,6 +243,8 @@ class Parameter:
                 data = ndarray.zeros(self.shape, dtype=self.dtype, ctx=cpu())
                 initializer.create(default_init)(
                     initializer.InitDesc(self.name, {"__init__": init}), data)
+            if self._stype != data.stype:
+                data = data.tostype(self._stype)
             self._init_impl(data, ctx)
 
     def _init_impl(self, data: NDArray, ctx_list: list[Context]) -> None:
@@ -239,12 +257,22 @@ class Parameter:
         if self.grad_req == "null":
             self._grad = None
             return
-        self._grad = [ndarray.zeros(a.shape, dtype=a.dtype, ctx=a.context) for a in self._data]
+        self._grad = [ndarray.zeros(a.shape, dtype=a.dtype, ctx=a.context,
+                                    stype=self._grad_stype) for a in self._data]
         autograd.mark_variables(self._check_and_get(self._data, list), self._grad,
                                 self.grad_req)
 
     def _reduce(self) -> NDArray:
-        """The average of the copies on every context, on the CPU."""
+        """The average of the copies on every context, on the CPU (a sparse parameter's
+        every row, from its trainer's store)."""
+        if self._stype != "default":
+            if self._trainer is None:
+                raise GluonError(f"Cannot read the value of {self._stype} Parameter "
+                                 f"'{self.name}' when no Trainer is created with it")
+            data = ndarray.zeros(self.shape, ctx=cpu(), dtype=self.dtype, stype=self._stype)
+            every_row = ndarray.arange(0, self.shape[0], dtype="int64", ctx=cpu())
+            self._trainer._row_sparse_pull(self, data, every_row, full_idx=True)
+            return data
         arrays = self.list_data()
         if len(arrays) > 1:
             return ndarray.add_n(*(a.copyto(cpu()) for a in arrays)) / len(arrays)
@@ -312,24 +340,53 @@ class Parameter:
         for array in self._check_and_get(self._data, list):
             array[:] = data
 
+    def _get_row_sparse(self, ctx: Any, row_id: Any) -> Any:
+        """Pull the rows ``row_id`` of a row_sparse parameter from its trainer's store
+        into the array on ``ctx`` (or every array, for ``ctx=list``)."""
+        if not isinstance(row_id, NDArray):
+            raise GluonTypeError(f"row_id must be an NDArray of row indices, got "
+                                 f"{type(row_id).__name__}")
+        if self._trainer is None:
+            raise GluonError(f"Cannot get row_sparse data for Parameter '{self.name}' when no "
+                             f"Trainer is created with it; create a gluon.Trainer with it "
+                             f"first")
+        results = self._check_and_get(self._data, ctx)
+        self._trainer._row_sparse_pull(self, results, row_id)
+        return results
+
     def row_sparse_data(self, row_id: NDArray) -> NDArray:
-        """Sparse rows are not supported (every dagnet parameter is dense)."""
-        raise GluonError(f"Cannot return a copy of Parameter {self.name} via row_sparse_data() "
-                         f"because its storage type is {self._stype}. Please use data() "
-                         f"instead.")
+        """The array of a row_sparse parameter on ``row_id``'s context, holding (only) the
+        rows ``row_id`` lists, pulled from the trainer's store."""
+        if self._stype != "row_sparse":
+            raise GluonError(f"Cannot return a copy of Parameter {self.name} via "
+                             f"row_sparse_data() because its storage type is {self._stype}. "
+                             f"Please use data() instead.")
+        return self._get_row_sparse(row_id.context, row_id)
 
     def list_row_sparse_data(self, row_id: NDArray) -> list[NDArray]:
-        """Sparse rows are not supported (every dagnet parameter is dense)."""
-        raise GluonError(f"Cannot return copies of Parameter '{self.name}' on all contexts via "
-                         f"list_row_sparse_data() because its storage type is {self._stype}. "
-                         f"Please use data() instead.")
+        """The arrays of a row_sparse parameter on every context, each holding the rows
+        ``row_id`` lists, pulled from the trainer's store."""
+        if self._stype != "row_sparse":
+            raise GluonError(f"Cannot return copies of Parameter '{self.name}' on all contexts "
+                             f"via list_row_sparse_data() because its storage type is "
+                             f"{self._stype}. Please use data() instead.")
+        return self._get_row_sparse(list, row_id)
 
     def data(self, ctx: Context | None = None) -> NDArray:
-        """The array on ``ctx`` (default: the only one, or the current context's)."""
+        """The array on ``ctx`` (default: the only one, or the current context's); a
+        sparse parameter is read with :meth:`row_sparse_data` instead."""
+        if self._stype != "default":
+            raise GluonError(f"Cannot return a copy of Parameter '{self.name}' on ctx {ctx} via "
+                             f"data() because its storage type is {self._stype}. Please use "
+                             f"row_sparse_data() instead.")
         return self._check_and_get(self._data, ctx)
 
     def list_data(self) -> list[NDArray]:
-        """The arrays on every context, in :meth:`list_ctx` order."""
+        """The arrays on every context, in :meth:`list_ctx` order (dense parameters)."""
+        if self._stype != "default":
+            raise GluonError(f"Cannot return copies of Parameter '{self.name}' on all contexts "
+                             f"via list_data() because its storage type is {self._stype}. "
+                             f"Please use row_sparse_data() instead.")
         return self._check_and_get(self._data, list)
 
     def grad(self, ctx: Context | None = None) -> NDArray:
@@ -365,7 +422,8 @@ class Parameter:
         """The symbol variable standing for this parameter in a hybridized graph."""
         if self._var is None:
             self._var = symbol.var(self.name, shape=self.shape, dtype=self.dtype,
-                                   lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=self.init)
+                                   lr_mult=self.lr_mult, wd_mult=self.wd_mult, init=self.init,
+                                   stype=self._stype)
         return self._var
 
     def cast(self, dtype: Any) -> None:

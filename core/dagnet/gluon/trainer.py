@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import autograd
 from .. import kvstore as kvs
 from .. import optimizer as opt
 from ._errors import GluonAssertionError, GluonError, GluonTypeError, GluonValueError
@@ -56,7 +57,13 @@ class Trainer:
 
     Call :meth:`step` after ``backward``: it sums the gradients over devices
     (:meth:`allreduce_grads`) and updates (:meth:`update`), dividing the gradient by
-    ``batch_size``.  Each parameter's ``lr_mult``/``wd_mult`` apply."""
+    ``batch_size``.  Each parameter's ``lr_mult``/``wd_mult`` apply.
+
+    Sparse parameters (MXNet's rules): with a row_sparse weight the store always
+    holds the weights and updates them (``update_on_kvstore`` cannot be False), and
+    the parameter reads its rows with ``row_sparse_data``; with dense weights and
+    row_sparse gradients the gradients are pushed and pulled back (row_sparse) and
+    each device updates lazily, unless ``update_on_kvstore=True``."""
 
     def __init__(self, params: Any, optimizer: Any, optimizer_params: Mapping | None = None,
                  kvstore: Any = "device", compression_params: Any = None,
@@ -68,6 +75,8 @@ class Trainer:
                                   f"{type(params)}.")
         self._params: list[Parameter] = []
         self._param2idx: dict[str, int] = {}
+        self._contains_sparse_weight = False
+        self._contains_sparse_grad = False
         for i, param in enumerate(params):
             if not isinstance(param, Parameter):
                 raise GluonValueError(f"First argument must be a list or dict of Parameters, "
@@ -75,6 +84,8 @@ class Trainer:
             self._param2idx[param.name] = i
             self._params.append(param)
             param._set_trainer(self)
+            self._contains_sparse_weight |= param._stype != "default"
+            self._contains_sparse_grad |= param._grad_stype != "default"
         self._compression_params = compression_params
         self._contexts = self._check_contexts()
         self._init_optimizer(optimizer, dict(optimizer_params) if optimizer_params else {})
@@ -122,7 +133,10 @@ class Trainer:
                     remaining.append(param)
                     continue
                 arrays = param._check_and_get(param._data, list)
-                self._kvstore.broadcast(self._param2idx[param.name], arrays[0], arrays)
+                if param._stype != "default":  # read back with row_sparse_pull
+                    self._kvstore.init(self._param2idx[param.name], arrays[0])
+                else:
+                    self._kvstore.broadcast(self._param2idx[param.name], arrays[0], arrays)
         self._params_to_init = remaining
 
     def _reset_kvstore(self) -> None:
@@ -134,8 +148,42 @@ class Trainer:
         self._update_on_kvstore = None
         self._params_to_init = list(self._params)
 
+    def _init_sparse_kvstore(self) -> tuple[Any, bool]:
+        """The store and ``update_on_kvstore`` when some parameter is sparse."""
+        config = self._kvstore_params
+        if self._contains_sparse_weight:
+            # the weights live in the store, which updates them: always a store
+            kind = config["kvstore"]
+            if isinstance(kind, kvs.KVStore):
+                store = kind
+            elif isinstance(kind, str):
+                store = kvs.create(kind)
+            else:
+                raise GluonTypeError(f"Cannot create a {kind!r} KVStore with row_sparse "
+                                     f"parameters; kvstore must be a KVStore or a str")
+            self._distributed = "dist" in store.type
+            if config["update_on_kvstore"] is False:
+                raise GluonValueError("Cannot set update_on_kvstore=False when sparse weights "
+                                      "are present.")
+            return store, True
+        arg_arrays = {param.name: param._check_and_get(param._data, self._contexts[0])
+                      for param in self._params}
+        store, _ = _create_kvstore(config["kvstore"], len(self._contexts), arg_arrays)
+        self._distributed = "dist" in store.type if store else False
+        update_on_kvstore = self._distributed
+        if config["update_on_kvstore"] is not None:
+            if config["update_on_kvstore"] is False and self._distributed:
+                raise GluonValueError("Cannot set update_on_kvstore=False on dist kvstore when "
+                                      "sparse gradients are present.")
+            update_on_kvstore = config["update_on_kvstore"]
+        return store, update_on_kvstore
+
     def _init_kvstore(self) -> None:
         config = self._kvstore_params
+        if self._contains_sparse_weight or self._contains_sparse_grad:
+            store, update_on_kvstore = self._init_sparse_kvstore()
+            self._set_kvstore(store, update_on_kvstore)
+            return
         arg_arrays = {param.name: param.data(self._contexts[0]) for param in self._params}
         store, update_on_kvstore = _create_kvstore(config["kvstore"], len(self._contexts),
                                                    arg_arrays)
@@ -152,6 +200,9 @@ class Trainer:
                 raise GluonValueError(f"Please set update_on_kvstore=False when training with "
                                       f"{type(store)}")
             update_on_kvstore = False
+        self._set_kvstore(store, update_on_kvstore)
+
+    def _set_kvstore(self, store: Any, update_on_kvstore: bool) -> None:
         if store:
             if self._compression_params:
                 store.set_gradient_compression(self._compression_params)
@@ -177,6 +228,22 @@ class Trainer:
     def set_learning_rate(self, lr: float) -> None:
         """Set the optimizer's learning rate."""
         self._optimizer.set_learning_rate(lr)
+
+    def _row_sparse_pull(self, parameter: Parameter, out: Any, row_id: Any,
+                         full_idx: bool = False) -> None:
+        """Pull the rows ``row_id`` of ``parameter`` from the store into ``out`` (every
+        row with ``full_idx``)."""
+        with autograd.pause():  # the store writes the weights, as MXNet's engine does
+            self._ready()
+        if self._kvstore is None:
+            raise GluonError(f"Parameter '{parameter.name}' has no store to pull rows from; "
+                             f"sparse weights need a KVStore")
+        idx = self._param2idx[parameter.name]
+        with autograd.pause():
+            if full_idx and "dist" not in self._kvstore.type:
+                self._kvstore.pull(idx, out=out, priority=-idx, ignore_sparse=False)
+            else:
+                self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
 
     def _check_and_rescale_grad(self, scale: float) -> None:
         if self._update_on_kvstore and self._distributed and self._kv_initialized:
@@ -217,10 +284,16 @@ class Trainer:
         for i, param in enumerate(self._params):
             if param.grad_req == "null":
                 continue
-            if self._update_on_kvstore:
-                self._kvstore.pushpull(i, param.list_grad(), out=param.list_data(), priority=-i)
+            grads = param.list_grad()
+            if grads[0].stype != "default":  # push, then pull dense weights or the sums
+                self._kvstore.push(i, grads, priority=-i)
+                if param._stype == "default":
+                    out = param.list_data() if self._update_on_kvstore else grads
+                    self._kvstore.pull(i, out, priority=-i, ignore_sparse=self._distributed)
+            elif self._update_on_kvstore:
+                self._kvstore.pushpull(i, grads, out=param.list_data(), priority=-i)
             else:
-                self._kvstore.pushpull(i, param.list_grad(), out=param.list_grad(), priority=-i)
+                self._kvstore.pushpull(i, grads, out=grads, priority=-i)
 
     def update(self, batch_size: int, ignore_stale_grad: bool = False) -> None:
         """Update every parameter from its (already summed) gradient divided by
@@ -249,11 +322,12 @@ class Trainer:
                             f"only using a subset, call step with ignore_stale_grad=True to "
                             f"suppress this warning and skip updating of Parameters with stale "
                             f"gradient")
+            arrays = param._check_and_get(param._data, list)
             if self._kvstore and self._update_on_kvstore:
-                for data in param.list_data():
+                for data in arrays:
                     data._fresh_grad = False
                 continue
-            for upd, arr, grad in zip(updates, param.list_data(), param.list_grad()):
+            for upd, arr, grad in zip(updates, arrays, param.list_grad()):
                 if not ignore_stale_grad or arr._fresh_grad:
                     upd.append((i, grad, arr))
                     arr._fresh_grad = False

@@ -61,6 +61,14 @@ def split_and_load(data: Any, ctx_list: Sequence[Any], batch_axis: int = 0,
     return [piece.as_in_context(ctx) for piece, ctx in zip(slices, ctx_list)]
 
 
+def _squared_norm(array: NDArray) -> NDArray:
+    """The sum of the squares of ``array``'s elements (of a sparse array's stored values)."""
+    if array.stype == "default":
+        flat = array.reshape((-1,))
+        return ndarray.dot(flat, flat)
+    return ndarray.square(ndarray.norm(array)).reshape((1,))
+
+
 def clip_global_norm(arrays: Sequence[NDArray], max_norm: float,
                      check_isfinite: bool = True) -> Any:
     """Scale ``arrays`` in place so that the 2-norm of all of them together is at most
@@ -69,8 +77,7 @@ def clip_global_norm(arrays: Sequence[NDArray], max_norm: float,
     if len(arrays) == 0:
         raise GluonValueError("clip_global_norm: arrays is empty; pass the gradients to clip")
     ctx = arrays[0].context
-    squares = [ndarray.dot(a.reshape((-1,)), a.reshape((-1,))).as_in_context(ctx)
-               for a in arrays]
+    squares = [_squared_norm(a).as_in_context(ctx) for a in arrays]
     total_norm = ndarray.sqrt(ndarray.add_n(*squares))
     if check_isfinite and not np.isfinite(total_norm.asscalar()):
         warnings.warn(UserWarning("nan or inf is detected. Clipping results will be undefined."),

@@ -208,19 +208,20 @@ class BatchNorm(HybridBlock):
 
 
 class Embedding(HybridBlock):
-    """Rows of ``weight`` (``input_dim`` x ``output_dim``) looked up by integer index."""
+    """Rows of ``weight`` (``input_dim`` x ``output_dim``) looked up by integer index.
+
+    With ``sparse_grad=True`` the weight's gradient is row_sparse: it holds only the
+    rows the batch looked up, so optimizers update those rows lazily."""
 
     def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32",
                  weight_initializer: Any = None, sparse_grad: bool = False, **kwargs: Any):
         super().__init__(**kwargs)
-        if sparse_grad:
-            raise GluonValueError("Embedding(sparse_grad=True): row-sparse gradients are not "
-                                  "available in dagnet; use sparse_grad=False")
         self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
                         "sparse_grad": sparse_grad}
         self.weight = self.params.get("weight", shape=(input_dim, output_dim),
                                       init=weight_initializer, dtype=dtype,
-                                      allow_deferred_init=True)
+                                      allow_deferred_init=True,
+                                      grad_stype="row_sparse" if sparse_grad else "default")
 
     def hybrid_forward(self, F: Any, x: Any, weight: Any) -> Any:
         kwargs = {k: v for k, v in self._kwargs.items() if k != "sparse_grad"}
