@@ -21,6 +21,7 @@ DEFAULTS = {
     "storage_pool": "exact",
     "temp_space_copies": 4,
     "memory_plan": True,
+    "eliminate_common_expr": True,
     "exec_bulk_size": 15,
     "engine_max_pending": 16,
     "engine_exit_timeout": 5.0,
@@ -267,3 +268,10 @@ def test_mxnet_cpu_worker_count_is_read_after_dagnets_own(monkeypatch):
     monkeypatch.setenv("MXNET_CPU_WORKER_NTHREADS", "lots")
     with pytest.raises(dagnet.ConfigError, match="set MXNET_CPU_WORKER_NTHREADS to a whole"):
         config.get("cpu_workers")
+
+
+def test_mxnet_eliminate_common_expr_from_environment(monkeypatch):
+    monkeypatch.setenv("MXNET_ELIMINATE_COMMON_EXPR", "0")
+    assert config.get("eliminate_common_expr") is False
+    monkeypatch.setenv("DAGNET_ELIMINATE_COMMON_EXPR", "1")  # dagnet's own name wins
+    assert config.get("eliminate_common_expr") is True

@@ -86,6 +86,9 @@ _KEYS: dict[str, Key] = {
             "executors plan memory: outputs computed in place over inputs nothing else reads, "
             "and inner buffers reused once their last reader ran; off gives every buffer its "
             "own block (same results, more memory)"),
+        Key("eliminate_common_expr", bool, True,
+            "executors merge operator nodes that compute the same thing from the same inputs "
+            "before planning (MXNet's MXNET_ELIMINATE_COMMON_EXPR is read too)"),
         Key("exec_bulk_size", int, 15,
             "executors push a chain of up to this many nodes, and autograd's backward pass "
             "up to this many backward operators, as one engine operation (MXNet's bulk "
@@ -202,6 +205,10 @@ def get(name: str) -> Any:
     if name == "engine" and os.environ.get("MXNET_ENGINE_TYPE"):
         mx_name = os.environ["MXNET_ENGINE_TYPE"]
         return _MXNET_ENGINES.get(mx_name, mx_name)
+    if name == "eliminate_common_expr" and os.environ.get("MXNET_ELIMINATE_COMMON_EXPR"):
+        variable = "MXNET_ELIMINATE_COMMON_EXPR"
+        return _coerce(key, _parse_env(key, os.environ[variable], variable),
+                       f"environment variable {variable}")
     if name == "cpu_workers" and os.environ.get("MXNET_CPU_WORKER_NTHREADS"):
         variable = "MXNET_CPU_WORKER_NTHREADS"
         return _coerce(key, _parse_env(key, os.environ[variable], variable),

@@ -15,12 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import config as _config
 from .._errors import ContextError, DTypeError, OperatorError, ShapeError
 from ..context import Context
 from ..ndarray import NDArray, wrap_chunk
 from ..ndarray import zeros as _zeros
 from ..operator import shape_is_known
 from ..runtime import device_of
+from ._cse import eliminate_common_expr, remap_entries
 from ._executor import Executor, UnknownArgumentError
 from ._graph import GRAD_REQS, build_graph
 
@@ -136,7 +138,14 @@ def reshape(executor: Executor, partial_shaping: bool, allow_up_sizing: bool,
 # -- helpers -------------------------------------------------------------------------
 def _make(symbol: Any, dev: Any, shapes: dict, dtypes: dict, args: list, grads: list, aux: list,
           reqs: list[str], shared_exec: Executor | None) -> Executor:
-    graph = build_graph(symbol, shapes, dtypes, reqs)
+    if _config.get("eliminate_common_expr"):
+        optimized, mapping = eliminate_common_expr(symbol)
+        shapes = remap_entries(shapes, mapping, optimized)
+        dtypes = remap_entries(dtypes, mapping, optimized)
+        graph = build_graph(optimized, shapes, dtypes, reqs)
+        graph.output_names = symbol.list_outputs()  # an inserted copy keeps the output's name
+    else:
+        graph = build_graph(symbol, shapes, dtypes, reqs)
     return Executor(symbol, dev, graph, args, grads, aux, reqs, shared_exec)
 
 
@@ -199,10 +208,8 @@ def _grad_reqs(symbol: Any, grad_req: Any) -> list[str]:
     if isinstance(grad_req, str):
         reqs = [grad_req] * len(names)
     elif isinstance(grad_req, Mapping):
-        unknown = [k for k in grad_req if k not in names]
-        if unknown:
-            raise UnknownArgumentError(f"grad_req names {unknown[0]!r}, which is not an "
-                                       f"argument; the arguments are {', '.join(names)}")
+        # as MXNet, names that are not arguments are ignored: one grad_req dict may serve
+        # variants of a network (Convolution with and without its bias)
         reqs = [grad_req.get(n, "null") for n in names]
     elif isinstance(grad_req, Sequence):
         reqs = list(grad_req)
@@ -222,7 +229,8 @@ def _grad_reqs(symbol: Any, grad_req: Any) -> list[str]:
 def _arrays(value: Any, names: list[str], what: str, kind: str, required: bool) -> list:
     """``value`` (a list in order, or a dict by name) as one entry per name."""
     if isinstance(value, Mapping):
-        extra = [k for k in value if k not in names]
+        # a None for a name the symbol lacks is no array (an input left out: bias=None)
+        extra = [k for k, v in value.items() if k not in names and v is not None]
         if extra:
             raise UnknownArgumentError(f"bind: {what} names {', '.join(map(repr, extra))}, not "
                                        f"among the {kind} ({', '.join(names) or 'none'})")

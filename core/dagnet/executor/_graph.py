@@ -98,6 +98,7 @@ class Graph:
     heads: list[int | None]
     output_names: list[str]
     backward_error: str | None = None
+    symbol: Any = None  # the symbol the steps were built from (after graph passes)
 
 
 class _Builder:
@@ -164,7 +165,7 @@ def build_graph(symbol: Any, shapes: dict, dtypes: dict, grad_reqs: Sequence[str
     heads, error = _backward(b, nodes, arg_nodes, symbol._outputs, output_names, entry_buf,
                              grads, grad_reqs)
     return Graph(b.buffers, b.steps, num_forward, args, aux, grads, outputs, heads,
-                 output_names, error)
+                 output_names, error, symbol)
 
 
 def _inplace_pairs(op: Op, attrs: Any) -> list[tuple[int, int]]:

@@ -123,6 +123,10 @@ def apply_op(called: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     strings = param_strings(op, params)
     input_names = op.list_inputs(attrs)
     slots: list[Entry | None] = [None] * len(input_names)
+    # MXNet's functions take every input an operator may have (Convolution's bias,
+    # BilinearResize2D's like): a None for one the parameters leave out is no input
+    while len(positional) > len(slots) and positional[-1] is None:
+        positional.pop()
     if len(positional) > len(slots):
         raise OperatorError(f"operator {op.name!r} takes {len(slots)} input(s) "
                             f"({', '.join(input_names) or 'none'}), got {len(positional)}")
