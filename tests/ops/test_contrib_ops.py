@@ -1,0 +1,54 @@
+"""The contrib operators and legacy functions MXNet's unit tests call, against values
+computed by hand or with MXNet 1.9.1 (written down here), and their errors.  Forward
+against numpy references and gradients against central differences run for each of
+them, on every engine, in test_conformance.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dagnet as mx
+
+
+def test_fill_element_0index():
+    lhs = mx.nd.array(np.arange(6.0).reshape(2, 3))
+    out = mx.nd.fill_element_0index(lhs, mx.nd.array([10, 20]), mx.nd.array([2, 0]))
+    np.testing.assert_array_equal(out.asnumpy(), [[0, 1, 10], [20, 4, 5]])
+    with pytest.raises(mx.base.MXNetError, match="outside \\[0, 3\\)"):
+        mx.nd.fill_element_0index(lhs, mx.nd.array([1, 2]), mx.nd.array([3, 0])).asnumpy()
+    with pytest.raises(mx.base.MXNetError, match="one value per row"):
+        mx.nd.fill_element_0index(lhs, mx.nd.array([1, 2, 3]), mx.nd.array([0, 0]))
+
+
+# MXNet 1.9.1's values for a (1, 1, 3, 2) image resized to 6 x 4
+_IMAGE = np.array([64, 32, 32, 64, 50, 100], np.float32).reshape(1, 1, 3, 2)
+_NOT_ALIGNED = [64.0, 56.0, 40.0, 32.0, 56.0, 52.0, 44.0, 40.0, 40.0, 44.0, 52.0, 56.0,
+                36.5, 45.625, 63.875, 73.0, 45.5, 56.875, 79.625, 91.0, 50.0, 62.5, 87.5, 100.0]
+_ALIGNED = [64.0, 53.333, 42.667, 32.0, 51.2, 49.067, 46.933, 44.8, 38.4, 44.8, 51.2, 57.6,
+            35.6, 47.467, 59.333, 71.2, 42.8, 57.067, 71.333, 85.6, 50.0, 66.667, 83.333, 100.0]
+
+
+@pytest.mark.parametrize(("align", "want"), [(False, _NOT_ALIGNED), (True, _ALIGNED)])
+def test_bilinear_resize_matches_mxnet(align, want):
+    out = mx.nd.contrib.BilinearResize2D(mx.nd.array(_IMAGE), height=6, width=4,
+                                         align_corners=align)
+    np.testing.assert_allclose(out.asnumpy().ravel(), want, atol=1e-3)
+
+
+@pytest.mark.parametrize(("mode", "shape"), [("to_even_down", (2, 4)), ("to_even_up", (4, 6)),
+                                             ("to_odd_down", (3, 5)), ("to_odd_up", (3, 5))])
+def test_bilinear_resize_modes_shape(mode, shape):
+    x = mx.nd.ones((1, 2, 3, 5))
+    assert mx.nd.contrib.BilinearResize2D(x, mode=mode).shape == (1, 2) + shape
+
+
+def test_bilinear_resize_symbol_takes_none_for_like():
+    data = mx.sym.var("data")
+    sym = mx.sym.contrib.BilinearResize2D(data, None, scale_height=2.0, scale_width=2.0)
+    assert sym.list_arguments() == ["data"]
+    assert sym.infer_shape(data=(1, 1, 3, 4))[1] == [(1, 1, 6, 8)]
+    like = mx.sym.contrib.BilinearResize2D(data, mx.sym.var("like"), mode="like")
+    assert like.infer_shape(data=(1, 1, 3, 4), like=(1, 1, 5, 7))[1] == [(1, 1, 5, 7)]
+    with pytest.raises(mx.base.MXNetError, match="needs scale_width"):
+        mx.sym.contrib.BilinearResize2D(data, scale_height=2.0).infer_shape(data=(1, 1, 3, 4))
