@@ -52,3 +52,24 @@ def test_bilinear_resize_symbol_takes_none_for_like():
     assert like.infer_shape(data=(1, 1, 3, 4), like=(1, 1, 5, 7))[1] == [(1, 1, 5, 7)]
     with pytest.raises(mx.base.MXNetError, match="needs scale_width"):
         mx.sym.contrib.BilinearResize2D(data, scale_height=2.0).infer_shape(data=(1, 1, 3, 4))
+
+
+def test_batchnorm_v1_training_step_matches_mxnet():
+    sym = mx.sym.BatchNorm_v1(mx.sym.var("x"), fix_gamma=False, output_mean_var=True, name="bn")
+    ex = sym.simple_bind(mx.cpu(), x=(2, 3, 2, 1))
+    ex.arg_dict["x"][:] = mx.nd.array(np.arange(12.0).reshape(2, 3, 2, 1) * 0.5 - 1)
+    ex.arg_dict["bn_gamma"][:] = mx.nd.array([1.0, 2.0, 3.0])
+    ex.arg_dict["bn_beta"][:] = mx.nd.array([0.0, 1.0, 0.0])
+    ex.aux_dict["bn_moving_var"][:] = 1
+    out, mean, var = ex.forward(is_train=True)
+    # MXNet 1.9.1's values; its var output is the variance itself
+    np.testing.assert_allclose(out.asnumpy()[0, :, 0, 0], [-1.1505, -1.3011, -3.4516],
+                               atol=1e-4)
+    np.testing.assert_allclose(mean.asnumpy(), [0.75, 1.75, 2.75], atol=1e-6)
+    np.testing.assert_allclose(var.asnumpy(), [2.3125] * 3, atol=1e-6)
+    ex.backward([mx.nd.array(np.linspace(-1, 1, 12).reshape(2, 3, 2, 1)), mx.nd.zeros(3),
+                 mx.nd.zeros(3)])
+    np.testing.assert_allclose(ex.grad_dict["bn_gamma"].asnumpy(), [2.2114] * 3, atol=1e-4)
+    np.testing.assert_allclose(ex.grad_dict["bn_beta"].asnumpy(), [-1.4545, 0, 1.4545],
+                               atol=1e-4)
+    np.testing.assert_allclose(ex.aux_dict["bn_moving_var"].asnumpy(), [1.1312] * 3, atol=1e-4)
