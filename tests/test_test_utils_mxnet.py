@@ -226,12 +226,18 @@ def test_rand_shapes():
     assert 0 <= x < 3 and y == 5
 
 
-def test_rand_ndarray_is_normal_and_dense_only():
+def test_rand_ndarray_is_normal_and_sparse_on_request():
     a = tu.rand_ndarray((200,), dtype=np.float64)
     assert a.shape == (200,) and a.dtype == np.float64
     assert a.asnumpy().min() < 0 < a.asnumpy().max()
-    with pytest.raises(ValueError, match="dense"):
-        tu.rand_ndarray((2, 2), "csr")
+    c = tu.rand_ndarray((20, 30), "csr", density=0.3)
+    assert c.stype == "csr" and c.shape == (20, 30)
+    assert 0 < np.count_nonzero(c.asnumpy()) < 600
+    r, (values, rows) = tu.rand_sparse_ndarray((6, 2), "row_sparse", rsp_indices=[1, 4])
+    assert r.stype == "row_sparse" and rows.tolist() == [1, 4]
+    np.testing.assert_array_equal(r.asnumpy()[[1, 4]], values)
+    with pytest.raises(ValueError, match="'coo'"):
+        tu.rand_ndarray((2, 2), "coo")
 
 
 def test_assign_each():
@@ -279,9 +285,9 @@ def test_compare_optimizer():
     with pytest.raises(AssertionError):
         tu.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1),
                              mx.optimizer.SGD(learning_rate=0.2), (3, 4), np.float32)
-    with pytest.raises(ValueError, match="dense"):
-        tu.compare_optimizer(mx.optimizer.SGD(), mx.optimizer.SGD(), (2,), np.float32,
-                             w_stype="row_sparse")
+    tu.compare_optimizer(mx.optimizer.SGD(learning_rate=0.1),
+                         mx.optimizer.SGD(learning_rate=0.1), (3, 4), np.float32,
+                         w_stype="row_sparse", g_stype="row_sparse")
 
 
 def test_retry():

@@ -78,6 +78,7 @@ __all__ = [
     "rand_shape_3d",
     "rand_coord_2d",
     "rand_ndarray",
+    "rand_sparse_ndarray",
     "assign_each",
     "assign_each2",
     "create_2d_tensor",
@@ -503,23 +504,68 @@ def rand_coord_2d(x_low: int, x_high: int, y_low: int, y_high: int) -> tuple[int
 def rand_ndarray(shape: Sequence[int], stype: str = "default", density: float | None = None,
                  dtype: Any = None, modifier_func: Any = None, shuffle_csr_indices: bool = False,
                  distribution: Any = None, ctx: Context | None = None) -> Any:
-    """An NDArray of ``shape`` with standard-normal values (MXNet's: :func:`random_arrays`
-    converted to ``dtype``, float32 by default) on ``ctx`` or :func:`default_context`.
-
-    dagnet arrays are dense: a ``stype`` other than ``'default'`` raises ValueError;
-    ``density``, ``modifier_func``, ``shuffle_csr_indices`` and ``distribution``
-    only apply to sparse storage and are ignored.
-    """
+    """An NDArray of ``shape`` on ``ctx`` or :func:`default_context`: standard-normal values
+    (MXNet's :func:`random_arrays` converted to ``dtype``, float32 by default) for
+    ``stype='default'``, else a random sparse array (:func:`rand_sparse_ndarray`)."""
     if stype != "default":
-        raise ValueError(
-            f"rand_ndarray: storage type {stype!r} is not supported; dagnet "
-            f"arrays are dense (stype='default')"
-        )
+        return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype,
+                                   modifier_func=modifier_func,
+                                   shuffle_csr_indices=shuffle_csr_indices,
+                                   distribution=distribution, ctx=ctx)[0]
     from . import ndarray
 
     values = random_arrays(tuple(shape))
     return ndarray.array(values, ctx=ctx or default_context(),
                          dtype=values.dtype if dtype is None else dtype)
+
+
+def rand_sparse_ndarray(shape: Sequence[int], stype: str, density: float | None = None,
+                        dtype: Any = None, distribution: Any = None, data_init: Any = None,
+                        rsp_indices: Any = None, modifier_func: Any = None,
+                        shuffle_csr_indices: bool = False, ctx: Context | None = None
+                        ) -> tuple[Any, tuple]:
+    """A random sparse array and its parts, as MXNet's: ``(rsp, (values, indices))`` for
+    ``'row_sparse'`` (each row stored with probability ``density``, or the rows
+    ``rsp_indices``) and ``(csr, (indptr, indices, data))`` for ``'csr'`` (each element
+    stored with probability ``density``); values uniform in [0, 1) unless ``data_init``,
+    then passed through ``modifier_func``.  Only the 'uniform' distribution exists."""
+    from .ndarray import sparse
+
+    ctx = ctx or default_context()
+    density = np.random.rand() if density is None else density
+    dtype = np.float32 if dtype is None else dtype
+    if distribution not in (None, "uniform"):
+        raise ValueError(f"rand_sparse_ndarray: distribution {distribution!r} is not "
+                         f"supported; use 'uniform'")
+    shape = tuple(shape)
+    if stype == "row_sparse":
+        if rsp_indices is not None:
+            indices = np.asarray(rsp_indices)
+        else:
+            indices = np.argwhere(np.random.rand(shape[0]) < density).flatten()
+        if indices.shape[0] == 0:
+            return (sparse.zeros("row_sparse", shape, ctx=ctx, dtype=dtype),
+                    (np.array([], dtype=dtype), np.array([])))
+        values = np.random.rand(indices.shape[0], *shape[1:]).astype(dtype)
+        if data_init is not None:
+            values.fill(data_init)
+        if modifier_func is not None:
+            values = assign_each(values, modifier_func).astype(dtype)
+        result = sparse.row_sparse_array((values, indices), shape=shape, dtype=dtype, ctx=ctx)
+        return result, (values, indices)
+    if stype == "csr":
+        if len(shape) != 2:
+            raise ValueError(f"rand_sparse_ndarray: a csr array is 2-D, got shape {shape}")
+        mask = np.random.rand(*shape) < density
+        dense = np.where(mask, np.random.rand(*shape), 0).astype(dtype)
+        if data_init is not None:
+            dense[mask] = data_init
+        if modifier_func is not None:
+            dense[mask] = assign_each(dense[mask], modifier_func)
+        result = sparse.csr_matrix(dense, ctx=ctx, dtype=dtype)
+        return result, (result.indptr, result.indices, result.data)
+    raise ValueError(f"rand_sparse_ndarray: unknown storage type {stype!r}; use 'row_sparse' "
+                     f"or 'csr'")
 
 
 def assign_each(the_input: np.ndarray, function: Callable[[Any], Any] | None) -> np.ndarray:

@@ -159,9 +159,9 @@ def test_iteration_tolist_and_pickle():
     np.testing.assert_array_equal(y.asnumpy(), x.asnumpy())
 
 
-def test_unsupported_storage_type():
-    with pytest.raises(ValueError, match="storage type 'csr'"):
-        mx.nd.zeros((2, 2), stype="csr")
+def test_unknown_storage_type_names_the_known_ones():
+    with pytest.raises(ValueError, match="'coo'.*'row_sparse' and 'csr'"):
+        mx.nd.zeros((2, 2), stype="coo")
 
 
 def test_ndarray_cannot_be_constructed_directly():

@@ -150,6 +150,8 @@ def test_variable_attributes():
     ({"dtype": np.int32}, {"__dtype__": "4"}),
     ({"dtype": np.float16}, {"__dtype__": "2"}),
     ({"stype": "default"}, {"__storage_type__": "0"}),
+    ({"stype": "row_sparse"}, {"__storage_type__": "1"}),
+    ({"stype": "csr"}, {"__storage_type__": "2"}),
     ({"shape": 3}, {"__shape__": "3"}),
     ({"__foo__": 3}, {"__foo__": "3"}),
     ({"attr": {"lr_mult": "0.1"}}, {"__lr_mult__": "0.1", "lr_mult": "0.1"}),
@@ -167,7 +169,7 @@ def test_variable_errors():
     with pytest.raises(ValueError, match="not a string"):
         mx.sym.Variable("x", attr={"a": 1})
     with pytest.raises(ValueError, match="stype"):
-        mx.sym.Variable("x", stype="csr")
+        mx.sym.Variable("x", stype="coo")
 
 
 # -- groups, indexing, multi-output operators -------------------------------------------------

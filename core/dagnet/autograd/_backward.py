@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import config
 from ..engine import bulk_state, set_bulk_size
-from ..ndarray import NDArray, PreparedCall, assign, invoke, new_array
+from ..ndarray import NDArray, PreparedCall, assign, invoke, new_array, sparse
 from ..operator import ComposedGradient, NodeFacts, OpReqType, get_op, plan_backward
 from ..runtime import bulk_or_push, pushing_engine, stream_scope
 from ._composed import OPS, entry_view
@@ -74,7 +74,11 @@ def backward(heads: NDArray | Sequence[NDArray], head_grads: Any = None,
         if parts:
             _write_sum(var.grad, parts, add=var.req == "add")
         elif var.req == "write":
-            assign(var.grad, 0)
+            if var.grad.stype == "default":
+                assign(var.grad, 0)
+            else:  # a sparse buffer: no stored values
+                sparse.zeros(var.grad.stype, var.grad.shape, var.grad.context,
+                             var.grad.dtype).copyto(var.grad)
     if not retain_graph:
         _free(order)
 
@@ -148,6 +152,8 @@ def _head_gradient(index: int, head: NDArray, given: Any) -> NDArray | None:
     if not isinstance(given, NDArray):
         raise TypeError(f"head gradient {index} must be an NDArray or None, got "
                         f"{type(given).__name__}")
+    if given.stype != "default":  # the graph runs densely (sparse storage falls back)
+        given = given.tostype("default")
     if given._shape != head._shape:
         raise AutogradArgumentError(
             f"head gradient {index} has shape {given._shape} but head {index} has shape "
@@ -247,7 +253,7 @@ def _run(order: list[Node], entries: list[tuple], seeds: list, wanted: Callable[
         heads = {obj for obj, _ in entries}
         direct.update((var, False) for var in reached
                       if plan.parts.get((var, 0)) == 1 and var not in heads
-                      and var.req in ("write", "add"))
+                      and var.req in ("write", "add") and var.grad.stype == "default")
     grads: dict[tuple, list[NDArray]] = {}
     for k in plan.seeded:
         obj, index = entries[k]
@@ -472,7 +478,12 @@ def _total(parts: list[NDArray] | None, shape: tuple, dtype: Any, dev: Any) -> N
 
 def _write_sum(target: NDArray, parts: Sequence[NDArray], add: bool) -> None:
     """Push ``target = sum(parts)`` (``add``: ``target += sum(parts)``), bundled with the
-    operator calls around it when the thread bulks."""
+    operator calls around it when the thread bulks.  A sparse ``target`` receives the
+    sum cast to its storage type."""
+    if target.stype != "default":
+        total = parts[0] if len(parts) == 1 else invoke("add_n", list(parts))
+        sparse.write_gradient(target, sparse.to_dense_array(total), add)
+        return
     dev = target._chunk.dev
     views = [p._xp() for p in parts]
     out = target._xp()

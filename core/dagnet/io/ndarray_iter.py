@@ -22,7 +22,10 @@ _Sources = list[tuple[str, np.ndarray]]
 
 def _as_host(name: str, value: Any) -> np.ndarray:
     """The values of one input as a numpy array, in the dtype MXNet would give it: an
-    NDArray keeps its dtype, anything else becomes float32 (like ``mx.nd.array``)."""
+    NDArray keeps its dtype, anything else becomes float32 (like ``mx.nd.array``); a
+    scipy sparse matrix is read densely (its batches are csr again)."""
+    if _is_scipy_sparse(value):
+        return np.asarray(value.toarray(), dtype=np.float32)
     if hasattr(value, "asnumpy"):
         return value.asnumpy()
     try:
@@ -35,13 +38,35 @@ def _as_host(name: str, value: Any) -> np.ndarray:
     return host
 
 
+def _is_scipy_sparse(value: Any) -> bool:
+    return type(value).__module__.startswith("scipy.sparse") and hasattr(value, "toarray")
+
+
+def _is_csr(value: Any) -> bool:
+    """Whether ``value`` is a csr source (a CSRNDArray or a scipy sparse matrix), whose
+    batches are CSRNDArrays."""
+    return getattr(value, "stype", None) == "csr" or _is_scipy_sparse(value)
+
+
+def _csr_names(value: Any, default_name: str) -> set[str]:
+    """The names :func:`_named_sources` gives the csr sources in ``value``."""
+    if value is None:
+        return set()
+    if not isinstance(value, (list, tuple, Mapping)):
+        value = [value]
+    if isinstance(value, (list, tuple)):
+        value = ({default_name: value[0]} if len(value) == 1 else
+                 {f"_{i}_{default_name}": v for i, v in enumerate(value)})
+    return {name for name, v in value.items() if _is_csr(v)}
+
+
 def _named_sources(value: Any, default_name: str, what: str) -> _Sources:
     """``value`` as ``[(name, array), ...]`` sorted by name, as MXNet orders them: one
     array is named ``default_name``, a list of several ``_<i>_<default_name>``, a dict
     by its keys."""
     if value is None:
         return []
-    if isinstance(value, np.ndarray) or hasattr(value, "asnumpy"):
+    if isinstance(value, np.ndarray) or hasattr(value, "asnumpy") or _is_scipy_sparse(value):
         value = [value]
     if isinstance(value, (list, tuple)):
         if len(value) == 1:
@@ -94,6 +119,13 @@ class NDArrayIter(DataIter):
             raise ArgumentTypeError("NDArrayIter: data is empty; pass at least one array")
         self._data = _named_sources(data, data_name, "data")
         self._label = _named_sources(label, label_name, "label")
+        # csr inputs (CSRNDArray, scipy sparse) give CSRNDArray batches; as in MXNet they
+        # cannot be padded or rolled over
+        self._csr = _csr_names(data, data_name) | _csr_names(label, label_name)
+        if self._csr and self.last_batch_handle != "discard":
+            raise NotImplementedError(
+                f"NDArrayIter: csr inputs ({', '.join(sorted(self._csr))}) need "
+                f"last_batch_handle='discard', got {self.last_batch_handle!r}")
         self.num_data = self._check_lengths()
         if self.last_batch_handle == "roll_over" and batch_size > self.num_data:
             # MXNet fails (or yields an over-padded batch) here; no epoch can fill a batch.
@@ -177,16 +209,16 @@ class NDArrayIter(DataIter):
         data, label = self._current()
         if data[0].shape[self._axis] != self.batch_size:
             raise StopIteration  # an incomplete batch: dropped, or carried over by reset()
-        return DataBatch(data=self._to_nd(data), label=self._to_nd(label), pad=self.getpad(),
-                         index=None)
+        return DataBatch(data=self._to_nd(data, self._data),
+                         label=self._to_nd(label, self._label), pad=self.getpad(), index=None)
 
     def getdata(self) -> list[Any]:
         """The data arrays of the current batch."""
-        return self._to_nd(self._current()[0])
+        return self._to_nd(self._current()[0], self._data)
 
     def getlabel(self) -> list[Any]:
         """The label arrays of the current batch (empty without labels)."""
-        return self._to_nd(self._current()[1])
+        return self._to_nd(self._current()[1], self._label)
 
     def getpad(self) -> int:
         """How many examples pad the current batch: filled in from the start (``'pad'``)
@@ -237,9 +269,10 @@ class NDArrayIter(DataIter):
         self._label = [(name, np.take(a, self.idx, axis=self._axis).astype(np.float32))
                        for name, a in self._label]
 
-    @staticmethod
-    def _to_nd(arrays: list[np.ndarray]) -> list[Any]:
+    def _to_nd(self, arrays: list[np.ndarray], sources: _Sources) -> list[Any]:
         from .. import ndarray
         from ..context import cpu
 
-        return [ndarray.array(a, ctx=cpu(), dtype=a.dtype) for a in arrays]
+        return [ndarray.sparse.csr_matrix(a, ctx=cpu(), dtype=a.dtype) if name in self._csr
+                else ndarray.array(a, ctx=cpu(), dtype=a.dtype)
+                for (name, _), a in zip(sources, arrays)]

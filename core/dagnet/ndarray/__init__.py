@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..runtime import current_engine, flush_graveyard, is_training, set_training
+from . import sparse
 from ._axes import moveaxis, onehot_encode
 from ._creation import (
     DEFAULT_DTYPE,
@@ -60,9 +61,11 @@ from ._ufunc import (
     subtract,
     true_divide,
 )
+from .sparse import BaseSparseNDArray, CSRNDArray, RowSparseNDArray
 
 __all__ = [
-    "add", "arange", "array", "assign", "concatenate", "contrib", "DEFAULT_DTYPE", "divide",
+    "add", "arange", "array", "assign", "BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray",
+    "sparse", "concatenate", "contrib", "DEFAULT_DTYPE", "divide",
     "DLPackError", "empty", "equal", "eye", "from_dlpack", "from_numpy", "full", "greater",
     "greater_equal", "histogram", "hypot",
     "image", "invoke", "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg",

@@ -22,6 +22,7 @@ from ..runtime import adopt_host_buffer, device_of
 from ..util import is_np_shape
 from ._invoke import assign, push_copy
 from ._ndarray import NDArray, new_array, wrap_chunk
+from ._storage import check_stype
 
 __all__ = ["array", "empty", "zeros", "ones", "full", "arange", "linspace", "eye", "from_numpy",
            "parse_context", "DEFAULT_DTYPE"]
@@ -75,16 +76,23 @@ def _dtype(dtype: Any) -> np.dtype:
     return DEFAULT_DTYPE if dtype is None else np.dtype(dtype)
 
 
-def _check_stype(stype: Any) -> None:
-    if stype not in (None, "default"):
-        raise ValueError(f"storage type {stype!r} is not supported; dagnet arrays are dense "
-                         f"('default')")
+def _is_sparse_stype(stype: Any) -> bool:
+    """Whether ``stype`` asks for sparse storage (None and 'default' are dense; anything
+    else must be 'row_sparse' or 'csr')."""
+    if stype is None or stype == "default":
+        return False
+    check_stype(stype, "storage type")
+    return True
 
 
 def empty(shape: int | Sequence[int], ctx: Context | str | None = None, dtype: Any = None,
           stype: str | None = None) -> NDArray:
-    """A new array whose values are not initialised (float32 unless ``dtype``)."""
-    _check_stype(stype)
+    """A new array whose values are not initialised (float32 unless ``dtype``); a sparse
+    ``stype`` ('row_sparse', 'csr') gives a sparse array with no stored values."""
+    if _is_sparse_stype(stype):
+        from ._sparse_creation import zeros as sparse_zeros
+
+        return sparse_zeros(stype, shape, ctx, dtype)
     return new_array(_shape(shape), _dtype(dtype), device_of(_ctx(ctx)))
 
 
@@ -112,15 +120,23 @@ def _only_out(name: str, kwargs: dict[str, Any]) -> NDArray | None:
 
 def zeros(shape: int | Sequence[int], ctx: Context | str | None = None, dtype: Any = None,
           stype: str | None = None, **kwargs: Any) -> NDArray:
-    """A new array (or ``out=``) of zeros (float32 unless ``dtype``)."""
-    _check_stype(stype)
+    """A new array (or ``out=``) of zeros (float32 unless ``dtype``); a sparse ``stype``
+    ('row_sparse', 'csr') gives a sparse array with no stored values."""
+    if _is_sparse_stype(stype):
+        from ._sparse_creation import zeros as sparse_zeros
+
+        return sparse_zeros(stype, shape, ctx, dtype, **kwargs)
     return full(shape, 0, ctx, dtype, _only_out("zeros", kwargs))
 
 
 def ones(shape: int | Sequence[int], ctx: Context | str | None = None, dtype: Any = None,
          stype: str | None = None, **kwargs: Any) -> NDArray:
-    """A new array (or ``out=``) of ones (float32 unless ``dtype``)."""
-    _check_stype(stype)
+    """A new array (or ``out=``) of ones (float32 unless ``dtype``; a sparse ``stype``
+    stores every element)."""
+    if _is_sparse_stype(stype):
+        from ._sparse import cast_storage
+
+        return cast_storage(full(shape, 1, ctx, dtype), stype)
     return full(shape, 1, ctx, dtype, _only_out("ones", kwargs))
 
 
@@ -130,7 +146,14 @@ def array(source_array: Any, ctx: Context | str | None = None, dtype: Any = None
 
     The dtype is ``dtype`` if given, else the source's for an NDArray, else
     float32 -- MXNet 1.x converts numpy integer and float64 sources to float32.
+    A sparse NDArray or a scipy sparse matrix gives a sparse array (as
+    ``dagnet.nd.sparse.array``).
     """
+    if isinstance(source_array, NDArray) and source_array.stype != "default" or \
+            _is_scipy_sparse(source_array):
+        from ._sparse_creation import array as sparse_array
+
+        return sparse_array(source_array, ctx, dtype)
     if isinstance(source_array, NDArray):
         dest = empty(source_array.shape, ctx if ctx is not None else source_array.context,
                      dtype if dtype is not None else source_array._dtype)
@@ -149,6 +172,15 @@ def array(source_array: Any, ctx: Context | str | None = None, dtype: Any = None
         else:
             assign(dest, host, owned=True)
     return dest
+
+
+def _is_scipy_sparse(value: Any) -> bool:
+    module = type(value).__module__
+    if not module.startswith("scipy.sparse"):
+        return False
+    import scipy.sparse as spsp
+
+    return bool(spsp.issparse(value))
 
 
 def arange(start: float, stop: float | None = None, step: float = 1.0, repeat: int = 1,

@@ -44,6 +44,7 @@ from ..runtime import (
     stream_scope,
 )
 from ._ndarray import _NUMBER, NDArray, _build_view, new_array
+from ._storage import storage_impl
 
 __all__ = ["invoke", "PreparedCall", "prepared", "binary", "unary", "assign", "push_copy",
            "gather", "scatter"]
@@ -59,19 +60,20 @@ _CACHE_LIMIT = 512  # entries per cache before it is emptied (scalars make new k
 class _OpEntry:
     """One operator's prepared calls, by parameter set."""
 
-    __slots__ = ("op", "calls", "fields", "var_num_key")
+    __slots__ = ("op", "calls", "fields", "var_num_key", "call_class")
 
     def __init__(self, op: Op):
         self.op = op
         self.calls: dict[Any, PreparedCall] = {}
         self.fields = op.params.fields()
         self.var_num_key = op.key_var_num_args
+        self.call_class = _call_class(op)
 
     def prepare(self, kwargs: Mapping[str, Any]) -> PreparedCall:
         key = _kwargs_key(kwargs)
         call = self.calls.get(key) if key is not None else None
         if call is None:
-            call = PreparedCall(self.op, self.op.parse_params(dict(kwargs)))
+            call = self.call_class(self.op, self.op.parse_params(dict(kwargs)))
             if key is not None:
                 if len(self.calls) >= _CACHE_LIMIT:
                     self.calls.clear()
@@ -90,7 +92,7 @@ class _OpEntry:
         key = (value.__class__, value)
         call = self.calls.get(key)
         if call is None:
-            call = PreparedCall(self.op, self.op.parse_params({"scalar": value}))
+            call = self.call_class(self.op, self.op.parse_params({"scalar": value}))
             if len(self.calls) >= _CACHE_LIMIT:
                 self.calls.clear()
             self.calls[key] = call
@@ -275,7 +277,8 @@ class PreparedCall:
         self.infer_cache[key] = info
         return info
 
-    def _check_out(self, out: Any, shapes: tuple, dtypes: tuple, dev: Any) -> list[NDArray]:
+    def _check_out(self, out: Any, shapes: tuple, dtypes: tuple, dev: Any
+                   ) -> list[NDArray] | None:
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
         if len(outs) != self.n_visible:
             raise OperatorError(f"operator {self.name!r} has {self.n_visible} output(s) but "
@@ -284,6 +287,8 @@ class PreparedCall:
             if not isinstance(array, NDArray):
                 raise TypeError(f"operator {self.name!r}: out= must be NDArrays, got "
                                 f"{type(array).__name__}")
+            if array.__class__ is not NDArray and array.stype != "default":
+                return None
             if array._shape != shapes[index]:
                 raise ShapeError(
                     f"operator {self.name!r}: out= array {index} has shape {array._shape} but "
@@ -316,7 +321,10 @@ class PreparedCall:
             lhs, rhs = inputs
             try:
                 lchunk, rchunk = lhs._chunk, rhs._chunk
+                ldata, rdata = lhs._data, rhs._data  # never set on a sparse array
             except AttributeError:
+                if _any_sparse(inputs):
+                    return _sparse_dispatch(self, inputs, out, ctx)
                 self._device(inputs, ctx)  # raises the TypeError naming the input
                 raise
             dev = lchunk.dev
@@ -324,26 +332,30 @@ class PreparedCall:
                 self._device(inputs, ctx)  # raises the mixed-device error
             key = (lhs._shape, rhs._shape, lhs._dtype, rhs._dtype)
             reads = [lchunk.var, rchunk.var]
-            ldata, rdata = lhs._data, rhs._data
             in_data = [ldata if ldata is not None else lhs._xp(),
                        rdata if rdata is not None else rhs._xp()]
         elif count == 1 and ctx is None:
             data = inputs[0]
             try:
                 chunk = data._chunk
+                array = data._data  # never set on a sparse array
             except AttributeError:
+                if _any_sparse(inputs):
+                    return _sparse_dispatch(self, inputs, out, ctx)
                 self._device(inputs, ctx)
                 raise
             dev = chunk.dev
             key = (data._shape, data._dtype)
             reads = [chunk.var]
-            array = data._data
             in_data = [array if array is not None else data._xp()]
         else:
             dev = self._device(inputs, ctx)
+            try:
+                in_data = [a._data if a._data is not None else a._xp() for a in inputs]
+            except AttributeError:  # a sparse input has no _data
+                return _sparse_dispatch(self, inputs, out, ctx)
             key = tuple([a._shape for a in inputs] + [a._dtype for a in inputs])
             reads = [a._chunk.var for a in inputs]
-            in_data = [a._data if a._data is not None else a._xp() for a in inputs]
         info = self.infer_cache.get(key)
         if info is None:
             info = self._infer(inputs, key)
@@ -376,6 +388,8 @@ class PreparedCall:
                 result = outs[0] if self.n_visible == 1 else outs[:self.n_visible]
             else:
                 outs = self._check_out(out, shapes, dtypes, dev)
+                if outs is None:  # a sparse out= array
+                    return _sparse_dispatch(self, inputs, out, ctx)
                 result = out
                 for shape, dtype in zip(shapes[self.n_visible:], dtypes[self.n_visible:]):
                     outs.append(new_array(shape, dtype, dev, eng))  # hidden outputs
@@ -444,6 +458,31 @@ class PreparedCall:
                     copies.append(o_index)
                     break
         return reqs, (copies or None)
+
+
+class StorageCall(PreparedCall):
+    """A prepared call of an operator whose sparse implementation may make sparse results
+    from dense inputs (``cast_storage``, ``dot``): every call asks it first."""
+
+    __slots__ = ()
+
+    def run(self, inputs: Sequence[NDArray], out: Any = None, ctx: Context | None = None) -> Any:
+        return _sparse_dispatch(self, inputs, out, ctx)
+
+
+def _any_sparse(arrays: Sequence[Any]) -> bool:
+    return any(isinstance(a, NDArray) and a.stype != "default" for a in arrays)
+
+
+def _sparse_dispatch(call: PreparedCall, inputs: Sequence[Any], out: Any, ctx: Any) -> Any:
+    from ._sparse import dispatch
+
+    return dispatch(call, inputs, out, ctx)
+
+
+def _call_class(op: Op) -> type[PreparedCall]:
+    impl = storage_impl(op.name)
+    return StorageCall if impl is not None and impl.dense_inputs else PreparedCall
 
 
 # -- the public entry point ----------------------------------------------------------
@@ -578,6 +617,8 @@ def assign(target: NDArray, value: Any, owned: bool = False, name: str = "_set_v
     dev = target._chunk.dev
     view = target._xp()
     if isinstance(value, NDArray):
+        if value.__class__ is not NDArray and value.stype != "default":
+            value = value.tostype("default")  # x[:] = sparse: its dense values
         if not _assignable(value._shape, target._shape):
             raise ValueError(f"cannot assign an NDArray of shape {value._shape} to a part of "
                              f"shape {target._shape}")

@@ -96,7 +96,8 @@ class NDArray:
 
     @property
     def stype(self) -> str:
-        """The storage type; dagnet arrays are always dense (``'default'``)."""
+        """The storage type: ``'default'`` (dense); sparse arrays
+        (:mod:`dagnet.ndarray.sparse`) say ``'row_sparse'`` or ``'csr'``."""
         return "default"
 
     def _xp(self) -> Any:
@@ -354,6 +355,11 @@ class NDArray:
                 raise ShapeError(
                     f"copyto: the destination has shape {other._shape} but the source has "
                     f"shape {self._shape}; they must match")
+            if other.__class__ is not NDArray and other.stype != "default":
+                from ._sparse import _cast_into  # into sparse storage: a cast
+
+                _cast_into(self, other)
+                return other
             dest = other
         else:
             raise TypeError(f"copyto: expected an NDArray or a Context, got "
@@ -385,20 +391,23 @@ class NDArray:
         return dest
 
     def tostype(self, stype: str) -> NDArray:
-        """Only the dense storage type exists: ``'default'`` returns a copy."""
-        if stype != "default":
-            raise ValueError(f"storage type {stype!r} is not supported; dagnet arrays are dense "
-                             f"('default')")
-        return self.copy()
+        """A copy with storage type ``stype``: ``'default'`` (dense), ``'row_sparse'`` or
+        ``'csr'`` (2-D only); see :mod:`dagnet.ndarray.sparse`."""
+        from ._sparse import cast_storage
+
+        return cast_storage(self, stype)
 
     # -- autograd ----------------------------------------------------------------
     def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
         """Ask for this array's gradient: a zero-filled buffer (``.grad``) that
         ``backward`` writes (``grad_req='write'``), adds to (``'add'``) or leaves alone
-        (``'null'``).  Only the dense storage type exists (``stype`` None or 'default')."""
-        if stype not in (None, "default"):
-            raise ValueError(f"attach_grad: storage type {stype!r} is not supported; dagnet "
-                             f"arrays are dense ('default')")
+        (``'null'``); ``stype`` ('row_sparse', 'csr') asks for a sparse buffer, which
+        receives the gradient cast to its storage type."""
+        if stype is not None and stype != "default":
+            from ._sparse import _attach_grad
+
+            _attach_grad(self, grad_req, stype)
+            return
         if grad_req not in GRAD_REQS:
             raise ValueError(f"attach_grad: grad_req {grad_req!r} is not one of "
                              f"{', '.join(GRAD_REQS)}")

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from .. import plugins as _plugins
 from ._compose import SymbolArgumentError
 from ._frontend import Namespace, SymbolFunction
 from ._frontend import function as _function
@@ -31,8 +32,8 @@ from ._symbol import Group, NotImplementedForSymbol, Symbol, UnknownOutputError,
 __all__ = [
     "arange", "contrib", "Entry", "eye", "full", "Group", "histogram", "hypot", "image", "linalg",
     "load", "load_json", "maximum", "minimum", "Namespace", "Node", "NotImplementedForSymbol",
-    "ones", "op", "pow", "power", "split_v2", "Symbol", "SymbolArgumentError", "SymbolFormatError",
-    "SymbolFunction", "UnknownOutputError", "var", "Variable", "zeros",
+    "ones", "op", "pow", "power", "sparse", "split_v2", "Symbol", "SymbolArgumentError",
+    "SymbolFormatError", "SymbolFunction", "UnknownOutputError", "var", "Variable", "zeros",
 ]
 
 
@@ -41,6 +42,21 @@ op = Namespace("op")
 contrib = Namespace("contrib", "_contrib_")
 linalg = Namespace("linalg", "_linalg_")
 image = Namespace("image", "_image_")
+
+
+class _SparseNamespace(Namespace):
+    """``mx.sym.sparse``: ``sparse.foo`` is the operator ``_sparse_foo`` when one is
+    registered (``_sparse_retain``), else ``foo`` itself (``dot``, ``elemwise_add``)."""
+
+    def __getattr__(self, name: str) -> SymbolFunction:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._prefix + name in _plugins.ops():
+            return super().__getattr__(name)
+        return _function(name)
+
+
+sparse = _SparseNamespace("sparse", "_sparse_")
 
 
 def __getattr__(name: str) -> Any:

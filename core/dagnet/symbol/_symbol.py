@@ -35,6 +35,8 @@ from ._infer import (
 )
 from ._node import Entry, Node, copy_graph, is_hidden_attr, topo_order
 
+_STORAGE_TYPE_IDS = {"default": 0, "row_sparse": 1, "csr": 2}  # MXNet's storage-type ids
+
 __all__ = ["Symbol", "Variable", "var", "Group", "NotImplementedForSymbol", "UnknownOutputError"]
 
 _NUMBER = (int, float, np.integer, np.floating, np.bool_)
@@ -558,11 +560,11 @@ def Variable(name: str, attr: dict | None = None, shape: Any = None, lr_mult: fl
     if init is not None:
         node_attr["__init__"] = init if isinstance(init, str) else init.dumps()
     if stype is not None:
-        if stype != "default":
+        if stype not in _STORAGE_TYPE_IDS:
             raise _attribute.AttributeValueError(
-                f"Variable {name!r}: stype={stype!r} is not supported; dagnet arrays are dense, "
-                f"so only stype='default' exists")
-        node_attr["__storage_type__"] = "0"
+                f"Variable {name!r}: stype={stype!r} is not a storage type; use 'default', "
+                f"'row_sparse' or 'csr'")
+        node_attr["__storage_type__"] = str(_STORAGE_TYPE_IDS[stype])
     for key, value in kwargs.items():
         if not is_hidden_attr(key):
             raise _attribute.AttributeValueError(

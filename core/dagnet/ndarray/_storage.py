@@ -1,0 +1,75 @@
+"""Storage types by name and id, and the registry of operators' sparse implementations.
+
+MXNet numbers its storage types ``default`` 0, ``row_sparse`` 1, ``csr`` 2
+(``undefined`` -1); symbols store the number as the ``__storage_type__``
+attribute.  An operator that can compute on sparse storage without making
+its inputs dense (MXNet's ``FComputeEx``) registers a *storage
+implementation* here, by operator name, usually from its plugin's ops hook
+(:func:`register_storage_impl`).  Every other operator that meets a sparse
+input runs on dense copies of its inputs (MXNet's storage fallback).
+
+This module imports nothing of dagnet's, so the imperative path can look
+implementations up without import cycles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["STORAGE_TYPE_STR_TO_ID", "STORAGE_TYPE_ID_TO_STR", "STYPES", "StorageImpl",
+           "register_storage_impl", "storage_impl", "check_stype"]
+
+STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+STORAGE_TYPE_ID_TO_STR = {v: k for k, v in STORAGE_TYPE_STR_TO_ID.items()}
+STYPES = ("default", "row_sparse", "csr")
+
+
+def check_stype(stype: Any, what: str) -> str:
+    """``stype`` if it names a storage type, else a ValueError naming the allowed ones."""
+    if stype not in STYPES:
+        raise ValueError(f"{what}: unknown storage type {stype!r}; the storage types are "
+                         f"'default' (dense), 'row_sparse' and 'csr'")
+    return stype
+
+
+class StorageImpl:
+    """How one operator computes with sparse storage.
+
+    ``compute(call, inputs, out)`` gets the prepared call (``call.attrs`` holds
+    the parsed parameters), the input arrays (dense or sparse) and ``out`` as
+    the user gave it; it returns the result as the dense call would, or
+    ``NotImplemented`` to let the storage fallback run the dense kernel on
+    dense copies.  ``dense_inputs``: the operator may produce sparse results
+    from dense inputs too (``cast_storage``, ``dot`` with ``forward_stype``),
+    so every call goes through ``compute`` first.
+    """
+
+    __slots__ = ("op_name", "compute", "dense_inputs")
+
+    def __init__(self, op_name: str, compute: Callable[..., Any], dense_inputs: bool = False):
+        self.op_name = op_name
+        self.compute = compute
+        self.dense_inputs = dense_inputs
+
+    def __repr__(self) -> str:
+        return f"<StorageImpl {self.op_name}>"
+
+
+_impls: dict[str, StorageImpl] = {}
+
+
+def register_storage_impl(op_name: str, compute: Callable[..., Any],
+                          dense_inputs: bool = False) -> None:
+    """Register ``compute`` as operator ``op_name``'s sparse implementation (a later
+    registration of the same name replaces the earlier, so a rebuilt registry can
+    register again).  See :class:`StorageImpl` for the signature."""
+    if not isinstance(op_name, str) or not callable(compute):
+        raise TypeError("register_storage_impl(op_name, compute): op_name must be a str and "
+                        "compute a callable")
+    _impls[op_name] = StorageImpl(op_name, compute, dense_inputs)
+
+
+def storage_impl(op_name: str) -> StorageImpl | None:
+    """The sparse implementation registered for ``op_name``, or None."""
+    return _impls.get(op_name)

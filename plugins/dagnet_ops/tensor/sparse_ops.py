@@ -1,0 +1,433 @@
+"""Operators of sparse storage (MXNet's ``cast_storage.cc``, ``sparse_retain.cc``,
+``square_sum.cc``) and the sparse implementations of the dense operators that keep
+sparse results in MXNet 1.x (its ``FComputeEx``).
+
+Registered operators, each with a dense kernel (what runs on dense arrays and in
+graphs) and a sparse implementation:
+
+- ``cast_storage`` (``sparse.cast_storage``): convert between ``default``,
+  ``row_sparse`` and ``csr``; its gradient is the head gradient.
+- ``_sparse_retain`` (``sparse.retain``): the rows of a row_sparse array whose
+  indices are listed; the others become zero.
+- ``_square_sum``: the sum of squares along ``axis`` (a row_sparse result for a
+  row_sparse input summed along axis 1 with ``keepdims``).
+
+Sparse implementations (:func:`dagnet.ndarray.sparse.register_storage_impl`) of
+``dot`` (csr lhs: dense result; ``transpose_a``: row_sparse result), the
+same-shape elementwise operators (``elemwise_add``/``sub``/``mul``, ``add_n``,
+``broadcast_*`` of equal shapes), multiplication and division by a scalar, the
+unary operators that map zero to zero (``square``, ``sqrt``, ``abs``, ``sign``,
+``relu`` ...), ``zeros_like`` and row ``slice`` of a csr matrix.  Anything else
+falls back to dense.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dagnet.ndarray import NDArray, new_array, sparse
+from dagnet.operator import XP, Case, Domain, Field, Gradient, NoParams, Op, Params
+
+from . import _sampling as S
+from ._common import backward_op, first_input_type, put, same_shape, scatter_add
+from .reduce import reduction
+
+_STYPES = ("default", "row_sparse", "csr")
+
+
+# -- cast_storage --------------------------------------------------------------------------
+class CastStorageParam(Params):
+    stype = Field(str, None, "Output storage type.", choices=_STYPES)
+
+
+def _copy_forward(attrs, ctx, inputs, req, outputs):
+    put(outputs[0], req[0], inputs[0])
+
+
+def _copy_backward(attrs, ctx, inputs, req, outputs):
+    put(outputs[0], req[0], inputs[0])
+
+
+def _cast_sample(draw):
+    x = S.floats(draw, S.shape(draw, 2, 2)) * (S.integers(draw, (1,), 0, 1)[0])
+    return Case([x], {"stype": "default"})
+
+
+# -- _sparse_retain -------------------------------------------------------------------------
+def _retain_mask(xp, n_rows, indices):
+    keep = xp.zeros((n_rows,), bool)
+    rows = indices.astype(np.int64)
+    rows = rows[(rows >= 0) & (rows < n_rows)]
+    keep[rows] = True
+    return keep
+
+
+def _retain_forward(attrs, ctx, inputs, req, outputs):
+    xp = ctx.xp
+    data, indices = inputs
+    keep = _retain_mask(xp, data.shape[0], indices).reshape((-1,) + (1,) * (data.ndim - 1))
+    put(outputs[0], req[0], xp.where(keep, data, xp.zeros((), data.dtype)))
+
+
+def _retain_backward(attrs, ctx, inputs, req, outputs):
+    xp = ctx.xp
+    head, indices = inputs
+    keep = _retain_mask(xp, head.shape[0], indices).reshape((-1,) + (1,) * (head.ndim - 1))
+    put(outputs[0], req[0], xp.where(keep, head, xp.zeros((), head.dtype)))
+    put(outputs[1], req[1], 0)
+
+
+def _retain_shape(attrs, ins, outs):
+    data = ins[0] if ins[0] is not None else outs[0]
+    return [data, ins[1]], [data]
+
+
+def _retain_type(attrs, ins, outs):
+    return [ins[0] if ins[0] is not None else outs[0], ins[1]], [ins[0] or outs[0]]
+
+
+def _retain_sample(draw):
+    shape = S.shape(draw, 2, 2)
+    rows = np.unique(S.integers(draw, (shape[0],), 0, shape[0] - 1)).astype(np.float64)
+    return Case([S.floats(draw, shape), rows])
+
+
+def _retain_reference(raw, data, indices):
+    out = np.zeros_like(data)
+    rows = indices.astype(np.int64)
+    out[rows] = data[rows]
+    return out
+
+
+# -- _square_sum ---------------------------------------------------------------------------
+def _square_sum_forward(xp, x, axes):
+    return xp.sum(x * x, axis=axes, keepdims=True, dtype=x.dtype)
+
+
+def _square_sum_grad(xp, g, x, y, axes):
+    return 2 * x * g
+
+
+OPS: list[Op] = [
+    Op("cast_storage", params=CastStorageParam, input_names=["data"],
+       infer_shape=same_shape("cast_storage", ["data"]), infer_type=first_input_type(1),
+       compute={XP: _copy_forward}, aliases=("_sparse_cast_storage",),
+       gradient=Gradient("_backward_cast_storage", ("out_grad",)),
+       domain=Domain(_cast_sample, reference=lambda raw, x: x),
+       description="The input with storage type ``stype`` ('default', 'row_sparse' or "
+                   "'csr'; csr needs a 2-D input; csr and row_sparse do not convert into each "
+                   "other).  Values and dtype are kept.  Gradient: the head gradient."),
+    backward_op("cast_storage", CastStorageParam, 1, 1, _copy_backward),
+    Op("_sparse_retain", num_inputs=2, input_names=["data", "indices"],
+       infer_shape=_retain_shape, infer_type=_retain_type, compute={XP: _retain_forward},
+       gradient=Gradient("_backward_sparse_retain", ("out_grad", "in_data")),
+       domain=Domain(_retain_sample, reference=_retain_reference, differentiable=(0,)),
+       description="The rows of ``data`` whose indices are in ``indices``; every other row "
+                   "is zero (a row_sparse result for a row_sparse input).  Gradient: the head "
+                   "gradient of the kept rows."),
+    # reads (out_grad, data, indices): what the gradient's uses name
+    backward_op("sparse_retain", NoParams, 3, 2,
+                lambda attrs, ctx, inputs, req, outputs: _retain_backward(
+                    attrs, ctx, [inputs[0], inputs[2]], req, outputs)),
+    *reduction("_square_sum", _square_sum_forward,
+               desc="The sum of the squares of ``data`` along ``axis`` (a row_sparse result "
+                    "for a row_sparse input with axis=1 and keepdims).",
+               grad=_square_sum_grad, uses=("out_grad", "in_data"),
+               reference=lambda x, axes: np.sum(x * x, axis=axes, keepdims=True)),
+]
+
+
+# -- sparse implementations ------------------------------------------------------------------
+def _finish(result: NDArray, out: Any) -> Any:
+    if out is None:
+        return result
+    if isinstance(out, (list, tuple)):
+        result.copyto(out[0])
+    else:
+        result.copyto(out)
+    return out
+
+
+def _cast_storage_impl(call, inputs, out):
+    return _finish(inputs[0].tostype(call.attrs.stype), out)
+
+
+def _retain_impl(call, inputs, out):
+    data, indices = inputs
+    if data.stype != "row_sparse" or indices.stype != "default":
+        return NotImplemented
+    result = sparse.new_sparse("row_sparse", data.shape, data.dtype, data._chunk.dev)
+    wanted = indices._xp()
+
+    def retain(xp):
+        values, (rows,) = sparse.components(data)
+        keep = xp.isin(rows, wanted.astype(np.int64))
+        sparse.set_components(result, values[keep], [rows[keep]])
+
+    sparse.push_sparse(retain, [data, indices], [result], "_sparse_retain")
+    return _finish(result, out)
+
+
+def _dense_of(xp, array_stype, shape, dtype, values, aux):
+    dense = xp.zeros(shape, dtype)
+    if array_stype == "row_sparse":
+        if len(aux[0]):
+            dense[aux[0]] = values
+    else:
+        indptr, indices = aux
+        if len(indices):
+            dense[xp.repeat(xp.arange(shape[0]), xp.diff(indptr)), indices] = values
+    return dense
+
+
+def _dot_impl(call, inputs, out):
+    lhs, rhs = inputs
+    attrs = call.attrs
+    if lhs.stype != "csr" or attrs.transpose_b or rhs.ndim not in (1, 2):
+        return NotImplemented
+    rhs = sparse.to_dense_array(rhs)
+    if lhs.shape[1 if not attrs.transpose_a else 0] != rhs.shape[0]:
+        return NotImplemented  # the dense path explains the shape error
+    n_rows, n_cols = lhs.shape
+    vector = rhs.ndim == 1
+    k = 1 if vector else rhs.shape[1]
+    dtype = lhs._dtype
+    rhs_view = rhs._xp()
+    dev = lhs._chunk.dev
+    if not attrs.transpose_a:
+        result = new_array((n_rows,) if vector else (n_rows, k), dtype, dev)
+        out_view = result._xp()
+
+        def dot_csr_dns(xp):
+            values, (indptr, cols) = sparse.components(lhs)
+            r = rhs_view.reshape(-1, k)
+            rows = xp.repeat(xp.arange(n_rows), xp.diff(indptr))
+            total = xp.zeros((n_rows, k), dtype)
+            if len(cols):
+                scatter_add(xp, total, rows, (values[:, None] * r[cols]).astype(dtype))
+            out_view[...] = total.reshape(out_view.shape)
+
+        sparse.push_sparse(dot_csr_dns, [lhs, rhs], [result], "dot")
+    else:
+        shape = (n_cols,) if vector else (n_cols, k)
+        result = sparse.new_sparse("row_sparse", shape, dtype, dev)
+
+        def dot_csrT_dns(xp):
+            values, (indptr, cols) = sparse.components(lhs)
+            r = rhs_view.reshape(-1, k)
+            rows = xp.repeat(xp.arange(n_rows), xp.diff(indptr))
+            total = xp.zeros((n_cols, k), dtype)
+            if len(cols):
+                scatter_add(xp, total, cols, (values[:, None] * r[rows]).astype(dtype))
+            kept = xp.unique(cols)
+            sparse.set_components(result, total[kept].reshape((len(kept),) + shape[1:]), [kept])
+
+        sparse.push_sparse(dot_csrT_dns, [lhs, rhs], [result], "dot")
+    wanted = attrs.forward_stype
+    if wanted is not None and wanted != result.stype:
+        result = result.tostype(wanted)
+    return _finish(result, out)
+
+
+def _binary(kind: str):
+    """Same-shape add/sub/mul/div keeping sparse storage where MXNet does."""
+    def impl(call, inputs, out):
+        lhs, rhs = inputs
+        if lhs.shape != rhs.shape:
+            return NotImplemented
+        ls, rs = lhs.stype, rhs.stype
+        if kind in ("add", "sub"):
+            if ls != rs or ls == "default":
+                return NotImplemented
+            stype = ls
+        elif kind == "mul":
+            if ls == "default" or rs not in (ls, "default"):
+                return NotImplemented
+            stype = ls
+        else:  # div: csr / dense keeps csr
+            if ls != "csr" or rs != "default":
+                return NotImplemented
+            stype = "csr"
+        shape, dtype = lhs.shape, lhs._dtype
+        result = sparse.new_sparse(stype, shape, dtype, lhs._chunk.dev)
+        rhs_view = rhs._xp() if rs == "default" else None
+
+        def compute(xp):
+            lv, la = sparse.components(lhs)
+            if stype == "csr" and rhs_view is not None:  # only the stored positions
+                at = rhs_view[xp.repeat(xp.arange(shape[0]), xp.diff(la[0])), la[1]]
+                sparse.set_components(result, lv * at if kind == "mul" else lv / at,
+                                      [a.copy() for a in la])
+                return
+            a = _dense_of(xp, ls, shape, dtype, lv, la)
+            if rhs_view is not None:
+                b = rhs_view
+            else:
+                rv, ra = sparse.components(rhs)
+                b = _dense_of(xp, rs, shape, dtype, rv, ra)
+            c = (a + b if kind == "add" else a - b if kind == "sub" else a * b if kind == "mul"
+                 else a / b)
+            if stype == "row_sparse":
+                if kind in ("add", "sub") and rhs_view is None:
+                    keep = xp.union1d(la[0], sparse.components(rhs)[1][0])
+                else:
+                    keep = la[0]
+                keep = keep.astype(np.int64)
+                sparse.set_components(result, c[keep], [keep])
+            else:
+                mask = c != 0
+                indptr = xp.zeros((shape[0] + 1,), np.int64)
+                xp.cumsum(mask.sum(axis=1), out=indptr[1:])
+                _, cols = xp.nonzero(mask)
+                sparse.set_components(result, c[mask], [indptr, cols])
+
+        sparse.push_sparse(compute, [lhs, rhs], [result], call.name)
+        return _finish(result, out)
+
+    return impl
+
+
+def _add_n_impl(call, inputs, out):
+    if not inputs or any(a.stype != "row_sparse" for a in inputs):
+        return NotImplemented
+    shape, dtype = inputs[0].shape, inputs[0]._dtype
+    if any(a.shape != shape for a in inputs):
+        return NotImplemented
+    result = sparse.new_sparse("row_sparse", shape, dtype, inputs[0]._chunk.dev)
+
+    def add_n(xp):
+        parts = [sparse.components(a) for a in inputs]
+        rows = parts[0][1][0]
+        for _, (idx,) in parts[1:]:
+            rows = xp.union1d(rows, idx)
+        rows = rows.astype(np.int64)
+        total = xp.zeros((len(rows),) + tuple(shape[1:]), dtype)
+        for values, (idx,) in parts:
+            total[xp.searchsorted(rows, idx)] += values
+        sparse.set_components(result, total, [rows])
+
+    sparse.push_sparse(add_n, list(inputs), [result], "add_n")
+    return _finish(result, out)
+
+
+def _map_values(name: str, fn):
+    """An operator mapping 0 to 0, applied to the stored values only."""
+    def impl(call, inputs, out):
+        (data,) = inputs
+        if data.stype == "default":
+            return NotImplemented
+        result = sparse.new_sparse(data.stype, data.shape, data._dtype, data._chunk.dev)
+        attrs = call.attrs
+
+        def apply(xp):
+            values, aux = sparse.components(data)
+            sparse.set_components(result, fn(xp, values, attrs), [a.copy() for a in aux])
+
+        sparse.push_sparse(apply, [data], [result], name)
+        return _finish(result, out)
+
+    return impl
+
+
+def _zeros_like_impl(call, inputs, out):
+    (data,) = inputs
+    if data.stype == "default":
+        return NotImplemented
+    return _finish(sparse.zeros(data.stype, data.shape, data.context, data.dtype), out)
+
+
+def _slice_impl(call, inputs, out):
+    (data,) = inputs
+    attrs = call.attrs
+    begin, end = tuple(attrs.begin), tuple(attrs.end)
+    if data.stype != "csr" or len(begin) != 1 or (attrs.step and any(
+            s not in (None, 1) for s in attrs.step)):
+        return NotImplemented
+    n_rows = data.shape[0]
+    start = 0 if begin[0] is None else begin[0] % n_rows if begin[0] < 0 else min(begin[0],
+                                                                                  n_rows)
+    stop = n_rows if end[0] is None else end[0] % n_rows if end[0] < 0 else min(end[0], n_rows)
+    if stop <= start:
+        return NotImplemented
+    result = sparse.new_sparse("csr", (stop - start, data.shape[1]), data._dtype,
+                               data._chunk.dev)
+
+    def rows(xp):
+        values, (indptr, cols) = sparse.components(data)
+        lo, hi = int(indptr[start]), int(indptr[stop])
+        sparse.set_components(result, values[lo:hi].copy(),
+                              [indptr[start:stop + 1] - lo, cols[lo:hi].copy()])
+
+    sparse.push_sparse(rows, [data], [result], "slice")
+    return _finish(result, out)
+
+
+def _square_sum_impl(call, inputs, out):
+    (data,) = inputs
+    attrs = call.attrs
+    if data.stype != "row_sparse" or data.ndim != 2 or attrs.exclude or not attrs.keepdims \
+            or tuple(attrs.axis or ()) not in ((1,), (-1,)):
+        return NotImplemented
+    result = sparse.new_sparse("row_sparse", (data.shape[0], 1), data._dtype, data._chunk.dev)
+
+    def square_sum(xp):
+        values, (rows,) = sparse.components(data)
+        sparse.set_components(result, xp.sum(values * values, axis=1, keepdims=True),
+                              [rows.copy()])
+
+    sparse.push_sparse(square_sum, [data], [result], "_square_sum")
+    return _finish(result, out)
+
+
+def _round_half_away(xp, v, attrs):
+    return xp.sign(v) * xp.floor(xp.abs(v) + 0.5)
+
+
+_ZERO_PRESERVING = {
+    "abs": lambda xp, v, a: xp.abs(v),
+    "sign": lambda xp, v, a: xp.sign(v),
+    "square": lambda xp, v, a: v * v,
+    "sqrt": lambda xp, v, a: xp.sqrt(v),
+    "cbrt": lambda xp, v, a: xp.cbrt(v),
+    "relu": lambda xp, v, a: xp.maximum(v, 0),
+    "negative": lambda xp, v, a: -v,
+    "sin": lambda xp, v, a: xp.sin(v),
+    "tan": lambda xp, v, a: xp.tan(v),
+    "arcsin": lambda xp, v, a: xp.arcsin(v),
+    "arctan": lambda xp, v, a: xp.arctan(v),
+    "sinh": lambda xp, v, a: xp.sinh(v),
+    "tanh": lambda xp, v, a: xp.tanh(v),
+    "arcsinh": lambda xp, v, a: xp.arcsinh(v),
+    "arctanh": lambda xp, v, a: xp.arctanh(v),
+    "expm1": lambda xp, v, a: xp.expm1(v),
+    "log1p": lambda xp, v, a: xp.log1p(v),
+    "degrees": lambda xp, v, a: xp.degrees(v),
+    "radians": lambda xp, v, a: xp.radians(v),
+    "floor": lambda xp, v, a: xp.floor(v),
+    "ceil": lambda xp, v, a: xp.ceil(v),
+    "trunc": lambda xp, v, a: xp.trunc(v),
+    "fix": lambda xp, v, a: xp.fix(v),
+    "rint": lambda xp, v, a: xp.rint(v),
+    "round": _round_half_away,
+    "_copy": lambda xp, v, a: v.copy(),
+    "_mul_scalar": lambda xp, v, a: v * xp.asarray(a.scalar, v.dtype),
+    "_div_scalar": lambda xp, v, a: v / xp.asarray(a.scalar, v.dtype),
+}
+
+for _name, _fn in _ZERO_PRESERVING.items():
+    sparse.register_storage_impl(_name, _map_values(_name, _fn))
+for _name, _kind in (("elemwise_add", "add"), ("elemwise_sub", "sub"), ("elemwise_mul", "mul"),
+                     ("elemwise_div", "div"), ("broadcast_add", "add"),
+                     ("broadcast_sub", "sub"), ("broadcast_mul", "mul"),
+                     ("broadcast_div", "div")):
+    sparse.register_storage_impl(_name, _binary(_kind))
+sparse.register_storage_impl("cast_storage", _cast_storage_impl, dense_inputs=True)
+sparse.register_storage_impl("_sparse_retain", _retain_impl)
+sparse.register_storage_impl("dot", _dot_impl)
+sparse.register_storage_impl("add_n", _add_n_impl)
+sparse.register_storage_impl("zeros_like", _zeros_like_impl)
+sparse.register_storage_impl("slice", _slice_impl)
+sparse.register_storage_impl("_square_sum", _square_sum_impl)
+del _name, _fn, _kind
