@@ -265,7 +265,9 @@ class Module(BaseModule):
             # re-binding (or a loaded checkpoint): the parameters carry over
             group.set_params(self._arg_params, self._aux_params)
         else:
-            self._arg_params = {name: ndarray.zeros(block[0].shape, dtype=block[0].dtype)
+            stypes = _declared_stypes(self._symbol)
+            self._arg_params = {name: ndarray.zeros(block[0].shape, dtype=block[0].dtype,
+                                                    stype=stypes.get(name, "default"))
                                 for name, block in zip(self._param_names, group.param_arrays)}
             self._aux_params = {name: ndarray.zeros(block[0].shape, dtype=block[0].dtype)
                                 for name, block in zip(self._aux_names, group.aux_arrays)}
@@ -473,3 +475,16 @@ def _copy(value: Any, target: Any, name: str) -> None:
         value.copyto(target)
     else:
         target[:] = value
+
+
+def _declared_stypes(symbol: Any) -> dict[str, str]:
+    """The storage type each variable of ``symbol`` declares (``var(..., stype=...)``), by
+    name; variables that declare none are absent (dense)."""
+    from ..ndarray.sparse import STORAGE_TYPE_ID_TO_STR
+
+    stypes = {}
+    for name, attrs in symbol.attr_dict().items():
+        code = attrs.get("__storage_type__")
+        if code is not None:
+            stypes[name] = STORAGE_TYPE_ID_TO_STR.get(int(code), "default")
+    return stypes

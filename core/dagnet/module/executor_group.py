@@ -166,7 +166,9 @@ class DataParallelExecutorGroup:
     # -- parameters --------------------------------------------------------------------
     def set_params(self, arg_params: Mapping[str, Any], aux_params: Mapping[str, Any],
                    allow_extra: bool = False) -> None:
-        """Copy parameter values into every device's executor."""
+        """Copy parameter values into every device's executor (sparse values as dense: the
+        executors compute on dense arrays)."""
+        arg_params, aux_params = _dense_values(arg_params), _dense_values(aux_params)
         for executor in self.execs:
             executor.copy_params_from(arg_params, aux_params, allow_extra_params=allow_extra)
 
@@ -334,3 +336,11 @@ def _merge(per_output: list[list[Any]], axes: list[int] | None = None) -> list[A
     return [arrays[0] if len(arrays) == 1 or axis < 0 else
             ndarray.concat(*[a.as_in_context(arrays[0].context) for a in arrays], dim=axis)
             for arrays, axis in zip(per_output, axes)]
+
+
+def _dense_values(params: Mapping[str, Any] | None) -> Any:
+    """``params`` with every sparse NDArray replaced by a dense copy."""
+    if not params:
+        return params
+    return {name: value.tostype("default") if getattr(value, "stype", "default") != "default"
+            else value for name, value in params.items()}
