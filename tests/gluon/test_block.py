@@ -234,3 +234,30 @@ def test_summary_prints_layers(capsys):
     net.hybridize()
     with pytest.raises(AssertionError, match="must not be hybridized"):
         net.summary(mx.nd.ones((2, 4)))
+
+
+def test_hybridized_blocks_are_freed_without_the_cycle_collector():
+    """A block's name scope does not keep it alive, nor does a shared child's scope keep
+    the parent that traced it: their cached graphs (and arrays) go with the last reference."""
+    import gc
+    import weakref
+
+    shared = nn.Dense(3, in_units=4)
+    gc.disable()
+    try:
+        for _ in range(2):
+            net = nn.HybridSequential()
+            with net.name_scope():
+                net.add(shared)
+            net.initialize()
+            net.hybridize()
+            x = mx.nd.ones((2, 4))
+            x.attach_grad()
+            with mx.autograd.record():
+                y = net(x)
+            y.backward()
+            alive = weakref.ref(net)
+            del net, y
+            assert alive() is None
+    finally:
+        gc.enable()

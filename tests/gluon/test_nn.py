@@ -75,6 +75,44 @@ def test_pooling_shapes(layer, shape, out_shape):
         np.testing.assert_allclose(out, expected, rtol=1e-5)
 
 
+@pytest.mark.parametrize("first, last, shape", [
+    (lambda: nn.Conv2D(4, (3, 2), strides=(2, 1), padding=1, groups=2, in_channels=2),
+     lambda: nn.Conv2D(4, (3, 2), strides=(2, 1), padding=1, groups=2, in_channels=2,
+                       layout="NHWC"), (2, 2, 7, 6)),
+    (lambda: nn.Conv3D(3, 2, in_channels=2),
+     lambda: nn.Conv3D(3, 2, in_channels=2, layout="NDHWC"), (1, 2, 4, 3, 3)),
+    (lambda: nn.MaxPool1D(3, 2, 1), lambda: nn.MaxPool1D(3, 2, 1, layout="NWC"), (2, 3, 9)),
+    (lambda: nn.AvgPool2D(2, padding=1), lambda: nn.AvgPool2D(2, padding=1, layout="NHWC"),
+     (2, 3, 5, 4)),
+    (lambda: nn.GlobalMaxPool3D(), lambda: nn.GlobalMaxPool3D(layout="NDHWC"), (1, 2, 3, 3, 2)),
+])
+def test_channel_last_layers_match_channel_first(first, last, shape):
+    x = np.random.uniform(-1, 1, shape).astype(np.float32)
+    moved = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    a, b = first(), last()
+    expected = _both(a, mx.nd.array(x))
+    if a.params.keys():  # the same weights, moved the way the layout moves them
+        b.initialize()
+        for pa, pb in zip(a.collect_params().values(), b.collect_params().values()):
+            value = pa.data().asnumpy()
+            pb.set_data(mx.nd.array(np.moveaxis(value, 1, -1) if value.ndim > 2 else value))
+    else:
+        b.initialize()
+    xb = mx.nd.array(moved)
+    xb.attach_grad()
+    with mx.autograd.record():
+        out = b(xb)
+    out.backward()
+    np.testing.assert_allclose(out.asnumpy(), np.moveaxis(expected, 1, -1), rtol=1e-5, atol=1e-5)
+    xa = mx.nd.array(x)
+    xa.attach_grad()
+    with mx.autograd.record():
+        ya = a(xa)
+    ya.backward()
+    np.testing.assert_allclose(xb.grad.asnumpy(), np.moveaxis(xa.grad.asnumpy(), 1, -1),
+                               rtol=1e-5, atol=1e-5)
+
+
 def test_batchnorm_updates_running_stats_in_training_only():
     layer = nn.BatchNorm(in_channels=2, momentum=0.5)
     layer.initialize()

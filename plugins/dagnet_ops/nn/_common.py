@@ -17,7 +17,8 @@ from dagnet.operator import merge_dtype, merge_shape
 
 __all__ = [
     "known", "set_shape", "spatial", "erf", "scatter_add", "data_type", "reduce_to",
-    "threads_for", "each", "sample_spans",
+    "threads_for", "each", "sample_spans", "channel_last", "to_channel_first",
+    "to_channel_last", "layout_shape",
 ]
 
 
@@ -46,6 +47,29 @@ def spatial(value: tuple, ndim: int, fill: int, op: str, name: str) -> tuple:
             f"operator {op!r}: {name}={tuple(value)} has {len(value)} dimensions but the kernel "
             f"has {ndim}; give one value per spatial dimension")
     return tuple(int(v) for v in value)
+
+
+def channel_last(layout: str | None) -> bool:
+    """Whether ``layout`` (``NWC``, ``NHWC``, ``NDHWC``, ...) puts the channels last."""
+    return layout is not None and len(layout) > 2 and layout.endswith("C")
+
+
+def to_channel_first(xp: Any, a: Any) -> Any:
+    """``(N, *spatial, C)`` as a contiguous ``(N, C, *spatial)`` array."""
+    return xp.ascontiguousarray(xp.moveaxis(a, -1, 1))
+
+
+def to_channel_last(xp: Any, a: Any) -> Any:
+    """``(N, C, *spatial)`` viewed as ``(N, *spatial, C)`` (no copy)."""
+    return xp.moveaxis(a, 1, -1)
+
+
+def layout_shape(shape: Sequence[int], layout: str | None) -> tuple:
+    """A channel-first ``shape`` ``(N, C, *spatial)`` in ``layout``'s axis order."""
+    shape = tuple(shape)
+    if channel_last(layout):
+        return (shape[0], *shape[2:], shape[1])
+    return shape
 
 
 def erf(xp: Any, x: Any) -> Any:

@@ -1,5 +1,6 @@
-"""``Convolution``: 1-D, 2-D and 3-D cross-correlation of channel-first data with
-grouped filters, through im2col and a batched matrix product."""
+"""``Convolution``: 1-D, 2-D and 3-D cross-correlation with grouped filters, through
+im2col and a batched matrix product.  Channel-last layouts (NHWC, NDHWC) are moved
+to channel-first around the same kernels."""
 
 from __future__ import annotations
 
@@ -22,13 +23,23 @@ from dagnet.operator import (
 )
 
 from .._draw import Draw
-from ._common import set_shape, spatial
+from ._common import (
+    channel_last,
+    layout_shape,
+    set_shape,
+    spatial,
+    to_channel_first,
+    to_channel_last,
+)
 from ._im2col import conv_forward, conv_grad_data, conv_grad_weight, window_count
 from ._second_order import affine_backward_gradient
 
-__all__ = ["OPS", "ConvolutionParam", "conv_geometry"]
+__all__ = ["OPS", "ConvolutionParam", "conv_geometry", "CHANNEL_FIRST", "LAYOUTS"]
 
 CHANNEL_FIRST = ("NCW", "NCHW", "NCDHW")
+#: MXNet's Convolution layouts; the weight follows the data's (``(F, *kernel, C/g)`` when the
+#: channels come last)
+LAYOUTS = (*CHANNEL_FIRST, "NHWC", "NDHWC")
 
 
 class ConvolutionParam(Params):
@@ -43,8 +54,8 @@ class ConvolutionParam(Params):
     cudnn_tune = Field(str, None, "accepted for MXNet compatibility",
                        choices=("fastest", "limited_workspace", "off"))
     cudnn_off = Field(bool, False, "accepted for MXNet compatibility")
-    layout = Field(str, None, "data layout; dagnet computes channel-first layouts only "
-                              "(None picks the one matching the kernel)", choices=CHANNEL_FIRST)
+    layout = Field(str, None, "data layout (None picks the channel-first one matching the "
+                              "kernel); the weight and output follow it", choices=LAYOUTS)
 
 
 def conv_geometry(op, attrs, data_ndim=None):
@@ -71,9 +82,12 @@ def _input_names(attrs):
 def _infer_shape(attrs, ins, outs):
     ins, outs = list(ins), list(outs)
     names, f, g = _input_names(attrs), attrs.num_filter, attrs.num_group
+    last = channel_last(attrs.layout)
     if ins[0] is None and outs[0] is not None:
         set_shape(ins, 0, (outs[0][0],) + (0,) * (len(outs[0]) - 1), "Convolution", names)
     data = ins[0]
+    if data is not None and last:  # reasoned about channel-first below
+        data = (data[0], data[-1], *data[1:-1])
     kernel, stride, dilate, pad = conv_geometry("Convolution", attrs,
                                                 None if data is None else len(data))
     if f % g:
@@ -97,21 +111,27 @@ def _infer_shape(attrs, ins, outs):
                     f"larger than the padded input ({size} + 2*{pad[i]}) on spatial axis {i}; "
                     f"data shape {tuple(data)}, kernel {kernel}, dilate {dilate}, pad {pad}")
             out.append(window_count(size + 2 * pad[i], kernel[i], stride[i], dilate[i]))
-        set_shape(outs, 0, (data[0], f, *out), "Convolution", ["output"], "output")
-    set_shape(ins, 1, (f, channels // g if channels else 0, *kernel), "Convolution", names)
+        set_shape(outs, 0, layout_shape((data[0], f, *out), attrs.layout), "Convolution",
+                  ["output"], "output")
+    set_shape(ins, 1, layout_shape((f, channels // g if channels else 0, *kernel), attrs.layout),
+              "Convolution", names)
     if not attrs.no_bias:
         set_shape(ins, 2, (f,), "Convolution", names)
     return ins, outs
 
 
 def _forward(attrs, ctx, inputs, req, outputs):
-    x, w = inputs[0], inputs[1]
+    xp, x, w = ctx.xp, inputs[0], inputs[1]
     _, stride, dilate, pad = conv_geometry("Convolution", attrs, x.ndim)
-    direct = outputs[0] if req[0] is OpReqType.WRITE else None  # written in place, no copy
-    y = conv_forward(ctx.xp, x, w, stride, dilate, pad, attrs.num_group, out=direct)
+    last = channel_last(attrs.layout)
+    if last:
+        x, w = to_channel_first(xp, x), to_channel_first(xp, w)
+    # written in place, no copy
+    direct = outputs[0] if req[0] is OpReqType.WRITE and not last else None
+    y = conv_forward(xp, x, w, stride, dilate, pad, attrs.num_group, out=direct)
     if not attrs.no_bias:
         y += inputs[2].reshape((1, -1) + (1,) * (y.ndim - 2))
-    assign(outputs[0], req[0], y)
+    assign(outputs[0], req[0], to_channel_last(xp, y) if last else y)
 
 
 def _backward(attrs, ctx, inputs, req, outputs):
@@ -119,13 +139,16 @@ def _backward(attrs, ctx, inputs, req, outputs):
     dy, x, w = inputs[0], inputs[1], inputs[2]
     _, stride, dilate, pad = conv_geometry("Convolution", attrs, x.ndim)
     groups = attrs.num_group
+    last = channel_last(attrs.layout)
+    if last:
+        dy, x, w = (to_channel_first(xp, a) for a in (dy, x, w))
     if req[0] is not OpReqType.NULL:
-        direct = outputs[0] if req[0] is OpReqType.WRITE else None
+        direct = outputs[0] if req[0] is OpReqType.WRITE and not last else None
         dx = conv_grad_data(xp, dy, w, x.shape, stride, dilate, pad, groups, out=direct)
-        assign(outputs[0], req[0], dx)
+        assign(outputs[0], req[0], to_channel_last(xp, dx) if last else dx)
     if req[1] is not OpReqType.NULL:
         dw = conv_grad_weight(xp, x, dy, w.shape, stride, dilate, pad, groups)
-        assign(outputs[1], req[1], dw)
+        assign(outputs[1], req[1], to_channel_last(xp, dw) if last else dw)
     if not attrs.no_bias and req[2] is not OpReqType.NULL:
         assign(outputs[2], req[2], dy.sum(axis=(0,) + tuple(range(2, dy.ndim))))
 
@@ -141,8 +164,11 @@ def _sample(draw):
     no_bias = d.bool("no_bias")
     params = {"kernel": kernel, "stride": stride, "dilate": dilate, "pad": pad,
               "num_filter": filters, "num_group": groups, "no_bias": no_bias}
-    inputs = [d.uniform((d.int(1, 2), channels, *size)),
-              d.uniform((filters, channels // groups, *kernel))]
+    layout = None
+    if nd == 2 and d.bool("channel-last layout"):
+        layout = params["layout"] = "NHWC"
+    inputs = [d.uniform(layout_shape((d.int(1, 2), channels, *size), layout)),
+              d.uniform(layout_shape((filters, channels // groups, *kernel), layout))]
     if not no_bias:
         inputs.append(d.uniform((filters,)))
     return Case(inputs, params)
@@ -151,6 +177,9 @@ def _sample(draw):
 def _reference(params, x, w, b=None):
     attrs = ConvolutionParam.parse("Convolution", params)
     kernel, stride, dilate, pad = conv_geometry("Convolution", attrs, x.ndim)
+    if channel_last(attrs.layout):
+        y = _reference({**params, "layout": None}, np.moveaxis(x, -1, 1), np.moveaxis(w, -1, 1), b)
+        return np.moveaxis(y, 1, -1)
     x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
     n, c = x.shape[:2]
     f, g = attrs.num_filter, attrs.num_group
@@ -178,8 +207,9 @@ Convolution = Op(
 ``bias`` ``(num_filter,)``; the output is ``(batch, num_filter, *out)`` with
 ``out = floor((size + 2*pad - dilate*(kernel-1) - 1) / stride) + 1``.  With
 ``num_group`` g, input and output channels split into g groups convolved
-separately.  Only channel-first layouts (NCW, NCHW, NCDHW) are computed;
-``workspace`` and the cuDNN options are accepted and ignored.""",
+separately.  ``layout`` NHWC or NDHWC puts the channels last in the data, the
+weight ``(num_filter, *kernel, C/num_group)`` and the output (computed by moving
+them first and back).  ``workspace`` and the cuDNN options are accepted and ignored.""",
     params=ConvolutionParam,
     num_inputs=lambda a: 2 if a.no_bias else 3,
     input_names=_input_names,

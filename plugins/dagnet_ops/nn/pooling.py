@@ -22,7 +22,14 @@ from dagnet.operator import (
 )
 
 from .._draw import Draw
-from ._common import set_shape, spatial
+from ._common import (
+    channel_last,
+    layout_shape,
+    set_shape,
+    spatial,
+    to_channel_first,
+    to_channel_last,
+)
 from ._im2col import kernel_first, pad_spatial, scatter_windows, windows
 from ._second_order import pooling_backward_gradient
 
@@ -43,7 +50,8 @@ class PoolingParam(Params):
     pad = Field(Shape, (), "implicit padding on both sides of each spatial axis (default 0)")
     p_value = Field(int, None, "the p of Lp pooling")
     count_include_pad = Field(bool, None, "avg: count padded positions in the divisor (None: True)")
-    layout = Field(str, None, "data layout; channel-first only", choices=("NCW", "NCHW", "NCDHW"))
+    layout = Field(str, None, "data layout (None: channel-first); the output follows it",
+                   choices=("NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC"))
 
 
 def _geometry(attrs, shape):
@@ -92,8 +100,14 @@ def _infer_shape(attrs, ins, outs):
         if len(data) < 3:
             raise ShapeError(f"operator 'Pooling', input 'data': expected (batch, channel, "
                              f"spatial...), got shape {tuple(data)}")
+        if attrs.layout is not None and len(attrs.layout) != len(data):
+            raise ShapeError(f"operator 'Pooling', input 'data': layout {attrs.layout!r} does "
+                             f"not fit {len(data)}-D data (shape {tuple(data)})")
+        if channel_last(attrs.layout):
+            data = (data[0], data[-1], *data[1:-1])
         *_, out = _geometry(attrs, data)
-        set_shape(outs, 0, (data[0], data[1], *out), "Pooling", ["output"], "output")
+        set_shape(outs, 0, layout_shape((data[0], data[1], *out), attrs.layout), "Pooling",
+                  ["output"], "output")
     return ins, outs
 
 
@@ -131,6 +145,9 @@ def _lp(attrs):
 
 def _forward(attrs, ctx, inputs, req, outputs):
     xp, x = ctx.xp, inputs[0]
+    last = channel_last(attrs.layout)
+    if last:
+        x = to_channel_first(xp, x)
     cols, (kernel, stride, pad, out, _) = _windows(xp, attrs, x)
     kind = attrs.pool_type
     if kind == "lp":
@@ -146,7 +163,7 @@ def _forward(attrs, ctx, inputs, req, outputs):
                 combine(y, taps[offset], out=y)
         if kind == "avg":
             y /= _counts(xp, attrs, x.shape[2:], kernel, stride, pad, out, x.dtype)
-    assign(outputs[0], req[0], y)
+    assign(outputs[0], req[0], to_channel_last(xp, y) if last else y)
 
 
 def _max_backward(xp, taps, y, dy, padded, stride):
@@ -178,6 +195,9 @@ def _max_backward(xp, taps, y, dy, padded, stride):
 def _backward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     dy, x, y = inputs
+    last = channel_last(attrs.layout)
+    if last:
+        dy, x, y = (to_channel_first(xp, a) for a in (dy, x, y))
     cols, (kernel, stride, pad, out, extra) = _windows(xp, attrs, x)
     nd = len(kernel)
     # The window gradients are built kernel axes first, as scatter_windows takes them.
@@ -186,7 +206,7 @@ def _backward(attrs, ctx, inputs, req, outputs):
     crop = (slice(None), slice(None), *(slice(p, p + n) for p, n in zip(pad, x.shape[2:])))
     if kind == "max":
         grad = _max_backward(xp, kernel_first(cols, nd), y, dy, padded, stride)
-        assign(outputs[0], req[0], grad[crop])
+        assign(outputs[0], req[0], to_channel_last(xp, grad[crop]) if last else grad[crop])
         return
     if kind == "avg":
         counts = _counts(xp, attrs, x.shape[2:], kernel, stride, pad, out, x.dtype)
@@ -199,7 +219,7 @@ def _backward(attrs, ctx, inputs, req, outputs):
         safe = xp.where(y == 0, 1, y)
         dcols = xp.where(y == 0, 0, dy * (taps / safe) ** (p - 1))
     grad = scatter_windows(xp, dcols, padded, stride, (1,) * nd)
-    assign(outputs[0], req[0], grad[crop])
+    assign(outputs[0], req[0], to_channel_last(xp, grad[crop]) if last else grad[crop])
 
 
 def _sample(draw):
@@ -224,6 +244,9 @@ def _sample(draw):
         if kind == "avg":
             params["count_include_pad"] = d.bool("count_include_pad")
     shape = (d.int(1, 2), d.int(1, 2), *size)
+    if d.bool("channel-last layout"):
+        params["layout"] = ("NWC", "NHWC")[nd - 1]
+        shape = layout_shape(shape, params["layout"])
     if kind == "lp":
         params["p_value"] = d.int(1, 3, "p_value")
         x = d.uniform(shape, 0.5, 2.0)  # positive, so the root is smooth
@@ -234,6 +257,8 @@ def _sample(draw):
 
 def _reference(params, x):
     attrs = PoolingParam.parse("Pooling", params)
+    if channel_last(attrs.layout):
+        return np.moveaxis(_reference({**params, "layout": None}, np.moveaxis(x, -1, 1)), 1, -1)
     kernel, stride, pad, out = _geometry(attrs, x.shape)
     sizes = x.shape[2:]
     include = attrs.count_include_pad is not False
@@ -263,7 +288,8 @@ def _reference(params, x):
 
 Pooling = Op(
     "Pooling",
-    description="""Pooling over 1, 2 or 3 spatial axes of channel-first data.
+    description="""Pooling over 1, 2 or 3 spatial axes of channel-first data, or channel-last
+with ``layout`` NWC, NHWC or NDHWC.
 
 ``max``: the window maximum (padding never wins; the gradient goes to the first
 maximum); ``avg``: the window mean, dividing by the positions inside the padded
