@@ -15,6 +15,7 @@ import copy
 import re
 import threading
 import warnings
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -41,10 +42,16 @@ class _BlockScope:
     _current = threading.local()
 
     def __init__(self, block: Block):
-        self._block = block
+        # weak: a block and its scope would otherwise form a cycle, and a block with a cached
+        # graph (and that graph's arrays) would wait for the cyclic collector to be freed
+        self._block_ref = weakref.ref(block)
         self._counter: dict[str, int] = {}
         self._old_scope: _BlockScope | None = None
         self._name_scope: Any = None
+
+    @property
+    def _block(self) -> Block:
+        return self._block_ref()
 
     @staticmethod
     def create(prefix: str | None, params: ParameterDict | None,
@@ -83,6 +90,9 @@ class _BlockScope:
         self._name_scope.__exit__(*exc)
         self._name_scope = None
         _BlockScope._current.value = self._old_scope
+        # a child entered while its parent traced must not keep the parent (and the
+        # parent's cached graph and arrays) alive after the scope closes
+        self._old_scope = None
 
 
 def _flatten(args: Any, what: str) -> tuple[list, Any]:
