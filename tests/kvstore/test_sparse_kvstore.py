@@ -110,3 +110,24 @@ def test_updater_gets_the_row_sparse_sum():
     kv.pull(0, out=out)
     np.testing.assert_allclose(out.asnumpy(), 2 * (rsp([0]).asnumpy() + rsp([0, 1]).asnumpy()))
     assert seen == ["row_sparse", "row_sparse"]
+
+
+def test_registered_stores_are_created_by_name():
+    @mx.kv.KVStoreBase.register
+    class SummingStoreForTests(mx.kv.TestStore):
+        pass
+
+    kv = mx.kv.create("summingstorefortests")
+    assert isinstance(kv, SummingStoreForTests) and kv.type == "teststore"
+    assert not kv.is_capable("optimizer")
+    with pytest.raises(mx.base.MXNetError, match="capability"):
+        kv.is_capable("compression")
+    values = [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE, ctx=mx.cpu(1)) * 2]
+    kv.pushpull(0, values)
+    for value in values:
+        np.testing.assert_array_equal(value.asnumpy(), np.full(SHAPE, 3.0))
+    out = [mx.nd.zeros(SHAPE), mx.nd.zeros(SHAPE, ctx=mx.cpu(1))]
+    kv.broadcast(0, mx.nd.ones(SHAPE), out)
+    assert all((o.asnumpy() == 1).all() for o in out)
+    assert isinstance(mx.kv.create("local"), mx.kv.KVStoreBase)
+    del mx.kv.KVStoreBase.kv_registry["summingstorefortests"]

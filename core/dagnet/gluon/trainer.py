@@ -30,7 +30,7 @@ def _create_kvstore(kvstore: Any, num_device: int, arg_params: Mapping[str, Any]
     update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
     if kvstore is None:
         store = None
-    elif isinstance(kvstore, kvs.KVStore):
+    elif isinstance(kvstore, kvs.KVStoreBase):
         store = kvstore
     elif isinstance(kvstore, str):
         if num_device == 1 and "dist" not in kvstore:
@@ -47,7 +47,7 @@ def _create_kvstore(kvstore: Any, num_device: int, arg_params: Mapping[str, Any]
     if store is None:
         update_on_kvstore = False
     else:
-        update_on_kvstore &= store.is_capable(kvs.KVStore.OPTIMIZER)
+        update_on_kvstore &= store.is_capable(kvs.KVStoreBase.OPTIMIZER)
     return store, update_on_kvstore
 
 
@@ -154,7 +154,7 @@ class Trainer:
         if self._contains_sparse_weight:
             # the weights live in the store, which updates them: always a store
             kind = config["kvstore"]
-            if isinstance(kind, kvs.KVStore):
+            if isinstance(kind, kvs.KVStoreBase):
                 store = kind
             elif isinstance(kind, str):
                 store = kvs.create(kind)

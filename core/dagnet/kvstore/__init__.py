@@ -26,9 +26,11 @@ from .._errors import DagnetError, UnknownNameError
 from ._base import Key, KVStore, KVStoreError, UninitializedKeyError
 from ._dist import DIST_STORE_TYPES, JOB_ENV, DistKVStore, DistributedKVStoreError
 from ._local import DeviceKVStore, LocalKVStore
+from ._registry import KVStoreBase, TestStore, UnknownCapabilityError
 from ._server import ParameterServer
 
-__all__ = ["create", "KVStore", "LocalKVStore", "DeviceKVStore", "KVStoreError",
+__all__ = ["create", "KVStore", "KVStoreBase", "TestStore", "UnknownCapabilityError",
+           "LocalKVStore", "DeviceKVStore", "KVStoreError",
            "UninitializedKeyError", "UnknownKVStoreTypeError", "KVStoreUnavailableError",
            "Key", "DistKVStore", "DistributedKVStoreError", "JOB_ENV", "ParameterServer"]
 
@@ -58,19 +60,23 @@ _UNAVAILABLE = {
 }
 
 
-def create(name: str = "local") -> KVStore:
+def create(name: str = "local") -> KVStoreBase:
     """A new key-value store of type ``name``: ``'local'``, ``'device'``, ``'dist_sync'``
-    or ``'dist_async'``."""
+    or ``'dist_async'``, or a class registered with :meth:`KVStoreBase.register` (by its
+    lower-cased name, such as ``'teststore'``)."""
     if not isinstance(name, str):
         raise ArgumentTypeError(f"kvstore.create: name must be a str such as 'local', got "
                                 f"{type(name).__name__}")
+    registered = KVStoreBase.kv_registry.get(name.lower())
+    if registered is not None:
+        return registered()
     factory = _STORE_TYPES.get(name)
     if factory is not None:
         return factory(name)
     if name in _UNAVAILABLE:
         raise KVStoreUnavailableError(f"KVStore type {name!r} is not available: "
                                       f"{_UNAVAILABLE[name]}")
-    known = sorted(_STORE_TYPES)
+    known = sorted(set(_STORE_TYPES) | set(KVStoreBase.kv_registry))
     later = sorted(n for n in _UNAVAILABLE if n not in _STORE_TYPES)
     raise UnknownKVStoreTypeError(
         f"unknown KVStore type {name!r}; expected one of {', '.join(known)}"

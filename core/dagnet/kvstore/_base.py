@@ -18,6 +18,7 @@ from typing import Any
 from .._argcheck import ArgumentTypeError
 from .._errors import DagnetError, ShapeError
 from ..context import Context, cpu
+from ._registry import KVStoreBase
 
 __all__ = ["KVStore", "KVStoreError", "UninitializedKeyError", "Key"]
 
@@ -36,7 +37,7 @@ class UninitializedKeyError(KVStoreError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-class KVStore:
+class KVStore(KVStoreBase):
     """A key-value store for data-parallel training (MXNet's ``mx.kv.KVStore``).
 
     Keys are ints or strs (one kind per store).  ``init`` stores a value,
