@@ -117,3 +117,10 @@ def test_clip_global_norm_of_row_sparse_arrays():
     assert norm == pytest.approx(5.0)
     assert a.stype == "row_sparse"
     np.testing.assert_allclose(a.asnumpy(), np.full((3, 3), 0.2), rtol=1e-6)
+
+
+def test_symbol_block_refuses_row_sparse_variables():
+    data = mx.sym.var("data")
+    weight = mx.sym.var("weight", stype="row_sparse")
+    with pytest.raises(AssertionError, match="row_sparse"):
+        gluon.SymbolBlock(mx.sym.dot(data, weight), data)

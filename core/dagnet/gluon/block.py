@@ -776,6 +776,11 @@ class SymbolBlock(HybridBlock):
                                           f"output of operators")
             input_names.add(sym.name)
         out = symbol.Group(out) if len(out) > 1 else out[0]
+        for name, attrs in out.attr_dict().items():  # as MXNet: no row_sparse variables
+            if attrs.get("__storage_type__") == "1":
+                raise GluonAssertionError(
+                    f"SymbolBlock doesn't support Parameter '{name}' because its storage type "
+                    f"is 'row_sparse'; declare it dense (drop stype='row_sparse')")
         arg_params = out.list_arguments()
         aux_params = out.list_auxiliary_states()
         arg_types, aux_types = _infer_param_types(syms, out, arg_params, aux_params)
