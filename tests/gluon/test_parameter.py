@@ -122,3 +122,27 @@ def test_parameter_dict_save_load_roundtrip(tmp_path):
         extra.load(fname, restore_prefix="net_")
     with pytest.raises(AssertionError, match="not present"):
         extra.load(fname, restore_prefix="net_", allow_missing=True)
+
+
+def test_zero_grad_resets_many_gradients_with_one_call(monkeypatch):
+    from dagnet import ndarray
+
+    net = gluon.nn.HybridSequential()
+    net.add(gluon.nn.Dense(3, in_units=4), gluon.nn.Dense(2, in_units=3))
+    net.initialize(ctx=[mx.cpu(0), mx.cpu(1)])
+    net[1].bias.grad_req = "null"
+    for param in net.collect_params().values():
+        for grad in param.list_grad() if param.grad_req != "null" else []:
+            grad[:] = 1
+    calls = []
+    real = ndarray.reset_arrays
+    monkeypatch.setattr(ndarray, "reset_arrays",
+                        lambda *a, **k: calls.append(len(a)) or real(*a, **k))
+    net.collect_params().zero_grad()
+    assert calls == [3, 3]  # per context: the two weights and the first bias
+    for param in net.collect_params().values():
+        if param.grad_req != "null":
+            assert all(not g.asnumpy().any() for g in param.list_grad())
+    net[0].weight.list_grad()[0][:] = 5
+    net[0].weight.zero_grad()
+    assert not net[0].weight.list_grad()[0].asnumpy().any()

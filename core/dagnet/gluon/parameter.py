@@ -415,8 +415,7 @@ class Parameter:
         """Set the gradients to 0 (needed between steps with ``grad_req='add'``)."""
         if self._grad is None:
             return
-        for grad in self._grad:
-            grad[:] = 0
+        _zero_arrays(self._grad)
 
     def var(self) -> Any:
         """The symbol variable standing for this parameter in a hybridized graph."""
@@ -611,9 +610,9 @@ class ParameterDict:
             value.initialize(None, ctx, init, force_reinit=force_reinit)
 
     def zero_grad(self) -> None:
-        """Set every gradient to 0."""
-        for param in self.values():
-            param.zero_grad()
+        """Set every gradient to 0 (one ``reset_arrays`` call per context, as MXNet)."""
+        _zero_arrays([g for p in self.values() if p.grad_req != "null" and p._grad is not None
+                      for g in p._grad])
 
     def reset_ctx(self, ctx: Any) -> None:
         """Move every parameter to ``ctx``."""
@@ -698,3 +697,15 @@ class ParameterDict:
                         f"target networks have the same prefix.")
                 continue
             self[name]._load_init(value, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
+
+
+def _zero_arrays(arrays: list) -> None:
+    """Zero dense ``arrays`` with one ``reset_arrays`` call per context; others one by one."""
+    by_ctx: dict[Any, list] = {}
+    for array in arrays:
+        if getattr(array, "stype", "default") == "default":
+            by_ctx.setdefault(array.context, []).append(array)
+        else:
+            array[:] = 0
+    for group in by_ctx.values():
+        ndarray.reset_arrays(*group, num_arrays=len(group))
