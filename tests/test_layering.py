@@ -28,7 +28,7 @@ LAYERS = [
     {"operator"},
     {"runtime"},
     {"ndarray"},
-    {"symbol", "executor", "autograd", "random"},
+    {"symbol", "executor", "autograd", "random", "numpy", "numpy_extension", "np", "npx"},
     {"initializer", "optimizer", "lr_scheduler", "metric", "io", "kvstore", "model",
      "recordio", "image", "profiler"},
     {"module", "callback", "launcher", "test_utils", "testing", "cli", "init", "kv", "mod",

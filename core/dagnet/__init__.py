@@ -66,6 +66,7 @@ _LAZY_SUBMODULES = {
     "name",
     "nd",
     "ndarray",
+    "np", "npx", "numpy", "numpy_extension",  # mx.np and mx.npx: MXNet's NumPy interface
     "operator",
     "optimizer",
     "profiler",

@@ -1,0 +1,126 @@
+"""``dagnet.numpy`` (``mx.np``): MXNet 1.x's NumPy-compatible arrays and functions.
+
+>>> import dagnet as mx
+>>> x = mx.np.array([[1, 2], [3, 4]])
+>>> (x @ x.T).sum()
+array(52.)
+>>> x[1, 0], x.dtype
+(array(3.), dtype('float32'))
+
+:class:`ndarray` is a :class:`dagnet.ndarray.NDArray` with NumPy's semantics
+(0-d and zero-size shapes, ``numpy.dtype`` objects, bool comparisons, NumPy's
+indexing and broadcasting); every function here returns ``ndarray`` and runs
+the registered operators through the engine, under autograd like any NDArray.
+
+This is a documented subset of MXNet 1.9.1's ``mx.np``: creation (``array``,
+``zeros``, ``arange``, ``linspace``, ``eye`` ...), element-wise math, the
+reductions, shape changes and joins, ``dot``/``matmul``/``tensordot`` and
+``random``.  A NumPy name outside it raises :class:`NotProvidedError` (an
+``AttributeError``) saying so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as _onp
+
+from . import _elementwise, random
+from ._array import NotProvidedError, NumpyError, as_np_ndarray, ndarray
+from ._creation import (
+    arange,
+    array,
+    asarray,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    identity,
+    linspace,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
+from ._elementwise import UNARY as _UNARY
+from ._elementwise import (
+    add,
+    divide,
+    equal,
+    floor_divide,
+    greater,
+    greater_equal,
+    hypot,
+    less,
+    less_equal,
+    logical_and,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    not_equal,
+    power,
+    remainder,
+    subtract,
+    true_divide,
+)
+from ._linalg import dot, inner, matmul, outer, tensordot, vdot
+from ._manipulation import (
+    array_split,
+    broadcast_arrays,
+    broadcast_to,
+    clip,
+    concatenate,
+    expand_dims,
+    flip,
+    hstack,
+    moveaxis,
+    ravel,
+    repeat,
+    reshape,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    take,
+    tile,
+    transpose,
+    vstack,
+    where,
+)
+from ._reductions import all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum, var
+
+# the unary math functions (exp, log, sqrt, tanh, ...), one per operator
+globals().update({name: getattr(_elementwise, name) for name in _UNARY})
+
+# NumPy's dtypes and constants, as mx.np names them
+bool_ = _onp.bool_
+float16, float32, float64 = _onp.float16, _onp.float32, _onp.float64
+int8, int32, int64, uint8 = _onp.int8, _onp.int32, _onp.int64, _onp.uint8
+pi, e, inf, nan, newaxis = _onp.pi, _onp.e, _onp.inf, _onp.nan, None
+
+__all__ = [
+    "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "array", "array_split",
+    "as_np_ndarray", "asarray", "bool_", "broadcast_arrays", "broadcast_to", "clip",
+    "concatenate", "divide", "dot", "e", "empty", "empty_like", "equal", "expand_dims", "eye",
+    "flip", "float16", "float32", "float64", "floor_divide", "full", "full_like", "greater",
+    "greater_equal", "hstack", "hypot", "identity", "inf", "inner", "int32", "int64", "int8",
+    "less", "less_equal", "linspace", "logical_and", "logical_or", "logical_xor", "matmul",
+    "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "multiply", "nan",
+    "ndarray", "newaxis", "not_equal", "NotProvidedError", "NumpyError", "ones", "ones_like",
+    "outer", "pi", "power", "prod", "random", "ravel", "remainder", "repeat", "reshape",
+    "split", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "take", "tensordot",
+    "tile", "transpose", "true_divide", "uint8", "var", "vdot", "vstack", "where", "zeros",
+    "zeros_like", *sorted(_UNARY),
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(f"module 'dagnet.numpy' has no attribute {name!r}")
+    known = " (NumPy has it)" if hasattr(_onp, name) else ""
+    raise NotProvidedError(f"dagnet.numpy does not provide {name!r} yet{known}; it has "
+                           f"{len(__all__)} of NumPy's names (see dagnet.numpy.__all__)")
