@@ -24,7 +24,9 @@ import numpy as np
 from .. import initializer, ndarray, symbol
 from .. import name as _name
 from ..ndarray import NDArray
+from ..numpy import as_np_ndarray
 from ..symbol import Symbol
+from ..util import is_np_array
 from ._errors import GluonAssertionError, GluonError, GluonTypeError, GluonValueError
 from .cached_op import CachedOp
 from .parameter import DeferredInitializationError, Parameter, ParameterDict
@@ -372,6 +374,8 @@ class Block:
         out = self.forward(*args)
         for hook in list(self._forward_hooks.values()):
             hook(self, args, out)
+        if is_np_array():  # under mx.npx.set_np() / @use_np blocks give mx.np arrays
+            out = _as_np_arrays(out)
         return out
 
     def forward(self, *args: Any) -> Any:
@@ -865,3 +869,12 @@ def _infer_param_types(in_params: list, out: Any, arg_params: list, aux_params: 
     if aux_types is None or len(aux_types) != len(aux_params):
         aux_types = [default] * len(aux_params)
     return list(arg_types), list(aux_types)
+
+
+def _as_np_arrays(out: Any) -> Any:
+    """The NDArrays in a block's output (nested lists and tuples) as ``mx.np`` arrays."""
+    if isinstance(out, NDArray):
+        return as_np_ndarray(out)
+    if isinstance(out, (list, tuple)):
+        return type(out)(_as_np_arrays(o) for o in out)
+    return out

@@ -21,6 +21,8 @@ import numpy as np
 from .. import autograd, initializer, ndarray, symbol
 from ..context import Context, cpu, current_context
 from ..ndarray import NDArray
+from ..numpy import as_np_ndarray
+from ..util import is_np_array, is_np_shape
 from ._errors import (
     DeferredInitializationError,
     GluonAssertionError,
@@ -123,7 +125,11 @@ class Parameter:
 
     @property
     def shape(self) -> tuple | None:
-        """The shape, with 0 for dimensions not known yet (``None`` when nothing is known)."""
+        """The shape, with 0 for dimensions not known yet (``None`` when nothing is known);
+        with NumPy shape semantics on, an unknown dimension reads as -1 (a 0 would be a
+        real zero-size one)."""
+        if self._shape is not None and is_np_shape():
+            return tuple(-1 if d == 0 else d for d in self._shape)
         return self._shape
 
     @shape.setter
@@ -251,6 +257,8 @@ class Parameter:
         self._ctx_list = list(ctx_list)
         self._ctx_map = {ctx: i for i, ctx in enumerate(self._ctx_list)}
         self._data = [data.copyto(ctx) for ctx in self._ctx_list]
+        if is_np_array():  # MXNet's np mode: parameters are mx.np arrays
+            self._data = [as_np_ndarray(a) for a in self._data]
         self._init_grad()
 
     def _init_grad(self) -> None:
@@ -259,6 +267,8 @@ class Parameter:
             return
         self._grad = [ndarray.zeros(a.shape, dtype=a.dtype, ctx=a.context,
                                     stype=self._grad_stype) for a in self._data]
+        if is_np_array():
+            self._grad = [as_np_ndarray(g) for g in self._grad]
         autograd.mark_variables(self._check_and_get(self._data, list), self._grad,
                                 self.grad_req)
 

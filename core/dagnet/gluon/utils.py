@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray
+from .. import numpy as _mx_np
 from ..ndarray import NDArray
 from ._errors import GluonValueError
 
@@ -43,8 +44,9 @@ def split_data(data: NDArray, num_slice: int, batch_axis: int = 0,
             f"{num_slice} non-empty slices; use fewer slices")
     each, extras = divmod(size, num_slice)
     bounds = np.cumsum([0] + [each + 1] * extras + [each] * (num_slice - extras)).tolist()
-    if batch_axis == 0:
-        return [data[bounds[i]:bounds[i + 1]] for i in range(num_slice)]
+    if batch_axis == 0 or isinstance(data, _mx_np.ndarray):  # np arrays slice to np arrays
+        lead = (slice(None),) * batch_axis
+        return [data[lead + (slice(bounds[i], bounds[i + 1]),)] for i in range(num_slice)]
     return [ndarray.slice_axis(data, axis=batch_axis, begin=bounds[i], end=bounds[i + 1])
             for i in range(num_slice)]
 
