@@ -73,3 +73,23 @@ def test_batchnorm_v1_training_step_matches_mxnet():
     np.testing.assert_allclose(ex.grad_dict["bn_beta"].asnumpy(), [-1.4545, 0, 1.4545],
                                atol=1e-4)
     np.testing.assert_allclose(ex.aux_dict["bn_moving_var"].asnumpy(), [1.1312] * 3, atol=1e-4)
+
+
+def test_quantize_and_dequantize_match_mxnet():
+    a = mx.nd.array([[0.1392, 0.5928], [0.6027, 0.8579]])
+    qa, lo, hi = mx.nd.contrib.quantize(a, mx.nd.array([0.0]), mx.nd.array([1.0]),
+                                        out_type="int8")
+    assert qa.dtype == np.int8 and lo.dtype == np.float32
+    np.testing.assert_array_equal(qa.asnumpy(), [[18, 75], [77, 109]])
+    back = mx.nd.contrib.dequantize(qa, lo, hi, out_type="float32")
+    np.testing.assert_allclose(back.asnumpy(), [[0.14173228, 0.5905512], [0.6062992, 0.8582677]],
+                               rtol=1e-6)
+    # quantize_v2 takes the range from the data: MXNet gives (-1.5, 1.5) and these values
+    q, lo, hi = mx.nd.contrib.quantize_v2(mx.nd.array([[-0.5, 0.2], [1.5, 0.9]]))
+    np.testing.assert_array_equal(q.asnumpy(), [[-42, 17], [127, 76]])
+    assert (lo.asscalar(), hi.asscalar()) == (-1.5, 1.5)
+    q, _, _ = mx.nd.contrib.quantize_v2(a, out_type="auto", min_calib_range=0.0,
+                                        max_calib_range=1.0)
+    assert q.dtype == np.uint8
+    with pytest.raises(mx.base.MXNetError, match="must be int8 or uint8"):
+        mx.nd.contrib.dequantize(a, lo, hi)
