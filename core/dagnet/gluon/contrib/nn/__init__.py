@@ -1,5 +1,5 @@
 """``mx.gluon.contrib.nn``: ``Concurrent``/``HybridConcurrent`` (children on one input,
-outputs concatenated), ``Identity`` and the ``PixelShuffle`` layers."""
+outputs concatenated), ``Identity``, the ``PixelShuffle`` layers and ``SyncBatchNorm``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from .basic_layers import (
     PixelShuffle1D,
     PixelShuffle2D,
     PixelShuffle3D,
+    SyncBatchNorm,
 )
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D",
-           "PixelShuffle3D"]
+           "PixelShuffle3D", "SyncBatchNorm"]

@@ -4,14 +4,16 @@ across devices, which dagnet does not have)."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
+from .... import context
 from ..._errors import GluonAssertionError
 from ...block import HybridBlock
-from ...nn import Concatenate, HybridConcatenate
+from ...nn import BatchNorm, Concatenate, HybridConcatenate
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D",
-           "PixelShuffle3D"]
+           "PixelShuffle3D", "SyncBatchNorm"]
 
 
 class Concurrent(Concatenate):
@@ -95,3 +97,36 @@ class PixelShuffle3D(HybridBlock):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._factors})"
+
+
+class SyncBatchNorm(BatchNorm):
+    """Batch normalization over axis 1 whose batch statistics span ``num_devices`` devices:
+    the block is called once per device on that device's part of the batch (in parallel),
+    and every part is normalized with the whole batch's mean and variance
+    (``_contrib_SyncBatchNorm``, keyed by the block's prefix).  ``num_devices`` defaults
+    to the number of GPUs (1 without any), with a warning, as in MXNet."""
+
+    def __init__(self, in_channels: int = 0, num_devices: int | None = None,
+                 momentum: float = 0.9, epsilon: float = 1e-5, center: bool = True,
+                 scale: bool = True, use_global_stats: bool = False,
+                 beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
+                 running_mean_initializer: Any = "zeros",
+                 running_variance_initializer: Any = "ones", **kwargs: Any):
+        super().__init__(axis=1, momentum=momentum, epsilon=epsilon, center=center,
+                         scale=scale, use_global_stats=use_global_stats,
+                         beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                         running_mean_initializer=running_mean_initializer,
+                         running_variance_initializer=running_variance_initializer,
+                         in_channels=in_channels, **kwargs)
+        if num_devices is None:
+            warnings.warn("Caution using SyncBatchNorm: if not using all the GPUs, please "
+                          "manually set num_devices", UserWarning, stacklevel=2)
+            num_devices = max(context.num_gpus(), 1)
+        self._kwargs = {"eps": epsilon, "momentum": momentum, "fix_gamma": not scale,
+                        "use_global_stats": use_global_stats, "ndev": num_devices,
+                        "key": self.prefix}
+
+    def hybrid_forward(self, F: Any, x: Any, gamma: Any, beta: Any, running_mean: Any,
+                       running_var: Any) -> Any:
+        return F.contrib.SyncBatchNorm(x, gamma, beta, running_mean, running_var, name="fwd",
+                                       **self._kwargs)
