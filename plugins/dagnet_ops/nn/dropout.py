@@ -45,8 +45,10 @@ def _forward(attrs, ctx, inputs, req, outputs):
     for axis in attrs.axes:
         shape[axis] = 1
     keep = ctx.requested[0].generator.random(tuple(shape)) >= attrs.p
-    # p == 1 drops everything (MXNet's kernel divides by zero there and gives NaN)
-    mask = (keep * (1 / (1 - attrs.p) if attrs.p < 1 else 0.0)).astype(x.dtype)
+    if attrs.p < 1:
+        mask = (keep * (1 / (1 - attrs.p))).astype(x.dtype)
+    else:  # as MXNet: every element is dropped and scaled by 1 / 0, which gives NaN
+        mask = ctx.xp.full(tuple(shape), float("nan"), dtype=x.dtype)
     assign(outputs[0], req[0], x * mask)
     assign(outputs[1], req[1], mask)
 
@@ -71,7 +73,8 @@ Dropout = Op(
 
 In training (or always, with ``mode='always'``) each element is kept with
 probability ``1 - p`` and scaled by ``1 / (1 - p)``, else set to zero; with
-``axes`` one draw is shared along those axes.  Otherwise it is the identity.
+``axes`` one draw is shared along those axes; ``p=1`` gives NaN everywhere (the
+scale is 1 / 0), as MXNet's kernel and tests do.  Otherwise it is the identity.
 The hidden second output ``mask`` holds the scale applied to each element
 (ones when nothing was dropped); the gradient is ``dy * mask``.  The
 conformance suite runs inference mode (the identity), so its reference is
