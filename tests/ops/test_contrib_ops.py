@@ -93,3 +93,12 @@ def test_quantize_and_dequantize_match_mxnet():
     assert q.dtype == np.uint8
     with pytest.raises(mx.base.MXNetError, match="must be int8 or uint8"):
         mx.nd.contrib.dequantize(a, lo, hi)
+
+
+def test_prelu_gamma_per_sample_and_channel():
+    x = mx.nd.array([[-1.0, 2.0], [-3.0, -4.0]])
+    gamma = mx.nd.array([[0.1, 0.2], [0.3, 0.4]])
+    out = mx.nd.LeakyReLU(x, gamma, act_type="prelu")
+    np.testing.assert_allclose(out.asnumpy(), [[-0.1, 2.0], [-0.9, -1.6]], rtol=1e-6)
+    with pytest.raises(mx.base.MXNetError, match="does not fit data"):
+        mx.nd.LeakyReLU(x, mx.nd.ones((3,)), act_type="prelu")

@@ -162,13 +162,32 @@ def _leaky_infer_shape(attrs, ins, outs):
         if len(data) < 2:
             raise ShapeError(f"operator 'LeakyReLU' with act_type='prelu': data needs a channel "
                              f"axis (ndim >= 2), got shape {tuple(data)}")
-        if ins[1] is None or tuple(ins[1]) != (1,):  # a single slope is shared by all channels
+        if ins[1] is None:  # one slope per channel unless the gamma given says otherwise
             set_shape(ins, 1, (data[1],), "LeakyReLU", names)
+        else:
+            _gamma_shape(tuple(ins[1]), tuple(data))
     return ins, outs
 
 
-def _channel_view(gamma, ndim):
-    return gamma.reshape((1, -1) + (1,) * (ndim - 2))
+def _gamma_shape(gamma: tuple, data: tuple) -> tuple:
+    """Where prelu's gamma lies against the data (MXNet's rule): its axes, from the last,
+    match the batch and channel axes (equal or 1); every other axis is 1.  ``(C,)`` is one
+    slope per channel, ``(1,)`` one for all, ``(N, C)`` one per sample and channel."""
+    result = [1] * len(data)
+    s = len(gamma) - 1
+    for i in range(len(data) - 1, -1, -1):
+        if s >= 0 and i <= 1 and gamma[s] in (data[i], 1):
+            result[i] = gamma[s]
+            s -= 1
+    if s != -1:
+        raise ShapeError(f"operator 'LeakyReLU' with act_type='prelu': gamma of shape {gamma} "
+                         f"does not fit data of shape {data}; give one slope per channel "
+                         f"({data[1]},), one for all (1,), or one per sample and channel")
+    return tuple(result)
+
+
+def _channel_view(gamma, shape):
+    return gamma.reshape(_gamma_shape(tuple(gamma.shape), tuple(shape)))
 
 
 def _rrelu_slope(attrs):
@@ -180,7 +199,7 @@ def _leaky_forward(attrs, ctx, inputs, req, outputs):
     if kind == "leaky":
         y = xp.where(x > 0, x, x * attrs.slope)
     elif kind == "prelu":
-        y = xp.where(x > 0, x, x * _channel_view(inputs[1], x.ndim))
+        y = xp.where(x > 0, x, x * _channel_view(inputs[1], x.shape))
     elif kind == "elu":
         y = xp.where(x > 0, x, attrs.slope * xp.expm1(xp.minimum(x, 0)))
     elif kind == "selu":
@@ -208,9 +227,9 @@ def _leaky_backward(attrs, ctx, inputs, req, outputs):
         dx = xp.where(positive, dy, dy * attrs.slope)
     elif kind == "prelu":
         gamma = inputs[2]
-        dx = dy * xp.where(positive, 1, _channel_view(gamma, x.ndim))
+        dx = dy * xp.where(positive, 1, _channel_view(gamma, x.shape))
         if req[1] is not OpReqType.NULL:
-            per_channel = _channel_view(gamma, x.ndim).shape
+            per_channel = _channel_view(gamma, x.shape).shape
             dgamma = reduce_to(xp, dy * xp.where(positive, 0, x), per_channel)
             assign(outputs[1], req[1], dgamma.reshape(gamma.shape))
     elif kind == "elu":
@@ -233,7 +252,8 @@ def _leaky_sample(draw):
     params = {"act_type": kind, "slope": d.float(0.01, 1.5, "slope")}
     inputs = [d.away_from_zero(shape, 0.05, 2.0)]
     if kind == "prelu":
-        inputs.append(d.uniform((1,) if d.bool("shared gamma") else (shape[1],), 0.0, 1.0))
+        gamma = d.choice([(1,), (shape[1],), shape[:2]], "gamma shape")
+        inputs.append(d.uniform(gamma, 0.0, 1.0))
     return Case(inputs, params)
 
 
@@ -246,7 +266,7 @@ def _leaky_reference(params, x, gamma=None):
     if p.act_type == "elu":
         return np.where(x > 0, x, p.slope * (np.exp(x) - 1))
     if p.act_type == "prelu":
-        return np.where(x > 0, x, x * gamma.reshape((1, -1) + (1,) * (x.ndim - 2)))
+        return np.where(x > 0, x, x * _channel_view(gamma, x.shape))
     if p.act_type == "rrelu":
         return [np.where(x > 0, x, x * _rrelu_slope(p)), np.zeros_like(x)]
     return np.where(x > 0, x, x * p.slope)
@@ -257,7 +277,7 @@ LeakyReLU = Op(
     description="""Leaky rectified linear units and relatives, elementwise.
 
 ``leaky``: ``x > 0 ? x : slope * x``; ``prelu``: ``x > 0 ? x : gamma[c] * x`` with a
-learned ``gamma`` per channel (axis 1; shape ``(C,)`` or ``(1,)``);
+learned ``gamma`` per channel (axis 1; shape ``(C,)``, ``(1,)`` or ``(N, C)``);
 ``elu``: ``x > 0 ? x : slope * (exp(x) - 1)``; ``selu``: ``lambda * (x > 0 ? x :
 alpha * (exp(x) - 1))`` with the fixed constants of Klambauer et al.;
 ``gelu``: ``x * Phi(x)`` (the erf form); ``rrelu``: in training a slope drawn
