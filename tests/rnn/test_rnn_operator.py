@@ -57,7 +57,7 @@ def test_rnn_shapes_and_errors():
     rnn = mx.sym.RNN(data=data, state_size=6, num_layers=2, mode="gru", bidirectional=True,
                      state_outputs=True, name="rnn")
     assert rnn.list_arguments() == ["data", "rnn_parameters", "rnn_state"]
-    assert rnn.list_outputs() == ["rnn_out", "rnn_hy"]
+    assert rnn.list_outputs() == ["rnn_output", "rnn_state_output"]  # MXNet's names
     args, outs, _ = rnn.infer_shape(data=(5, 3, 4))
     assert outs == [(5, 3, 12), (4, 3, 6)]
     assert args[1] == (3 * 6 * (4 + 6 + 2) * 2 + 3 * 6 * (12 + 6 + 2) * 2,)

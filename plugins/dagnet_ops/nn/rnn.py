@@ -82,9 +82,9 @@ def _num_visible(attrs):
 
 
 def _output_names(attrs):
-    names = ["out"]
+    names = ["output"]  # MXNet's names: rnn_output, rnn_state_output, rnn_statecell_output
     if attrs.state_outputs:
-        names += ["hy", "cy"][:_n_states(attrs)]
+        names += ["state_output", "statecell_output"][:_n_states(attrs)]
     return names + ["dropout_mask"]
 
 
