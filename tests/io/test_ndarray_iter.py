@@ -163,6 +163,16 @@ def test_mismatched_data_and_label_lengths():
         mx.io.NDArrayIter(X, np.arange(8), batch_size=2)
 
 
+def test_longer_labels_contribute_their_first_examples():
+    """As MXNet: the first data array counts the examples (a label or sample weight over a
+    bigger set is cut to them), and every batch takes the same positions of each input."""
+    it = mx.io.NDArrayIter(X, {"label": np.arange(20), "w": np.arange(20) + 100}, batch_size=4)
+    assert it.num_data == 10
+    batches = [[label.asnumpy().tolist() for label in b.label] for b in it]
+    assert batches == [[[0, 1, 2, 3], [100, 101, 102, 103]], [[4, 5, 6, 7], [104, 105, 106, 107]],
+                       [[8, 9, 0, 1], [108, 109, 100, 101]]]
+
+
 @pytest.mark.parametrize("batch_size, error", [
     (0, mx.ParamError), (-3, mx.ParamError), (2.5, TypeError), ("4", TypeError)])
 def test_bad_batch_size(batch_size, error):

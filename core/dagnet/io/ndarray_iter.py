@@ -150,12 +150,23 @@ class NDArrayIter(DataIter):
                     f"axis {self._axis} (layout {self.layout!r}); give every array at least "
                     f"{self._axis + 1} dimension(s)")
             lengths[name] = array.shape[self._axis]
-        if len(set(lengths.values())) > 1:
+        # As MXNet: the first data array counts the examples; a longer array (a label or
+        # sample weight over a bigger set) contributes its first ones, a shorter one cannot.
+        count = lengths[self._data[0][0]]
+        short = {name: n for name, n in lengths.items() if n < count}
+        longer = {name for name, n in lengths.items() if n > count}
+        if short or longer & self._csr:
             found = ", ".join(f"{name}: {n}" for name, n in lengths.items())
             raise ShapeError(
-                f"NDArrayIter: data and label must hold the same number of examples along the "
-                f"batch axis, got {found}; pass one label per example")
-        return next(iter(lengths.values()))
+                f"NDArrayIter: every input must hold at least the {count} examples of "
+                f"{self._data[0][0]!r} along the batch axis (csr inputs exactly as many), got "
+                f"{found}; pass one label per example")
+        if longer:
+            keep = np.arange(count)
+            self._data, self._label = (
+                [(name, np.take(array, keep, axis=self._axis) if name in longer else array)
+                 for name, array in sources] for sources in (self._data, self._label))
+        return count
 
     def _describe(self, sources: _Sources) -> list[DataDesc]:
         descs = []
