@@ -732,7 +732,8 @@ def check_numeric_gradient(sym: Any, location: Any, aux_states: Any = None,
     ``numeric_eps``, ``rtol`` and ``atol`` are numbers, or dicts by dtype; None
     takes ``default_numeric_eps()``, ``default_rtols()`` and ``default_atols()``
     for ``dtype``.  ``use_forward_train`` picks the mode of the numeric forward
-    passes.  ``grad_stype_dict`` may only name ``'default'`` storage.
+    passes.  ``grad_stype_dict`` may name any storage type: the gradients are compared
+    by value.
 
     Raises AssertionError naming the argument and the worst element when a
     gradient is wrong, and (as MXNet) for a dtype other than the three floats or

@@ -62,9 +62,13 @@ def test_libsvm_dense_batches(tmp_path):
                                [[0.5, 0, 1.2], [0, 0, 0], [0.6, 2.4, 1.2]])
     np.testing.assert_allclose(second.data[0].asnumpy(), [[0, 0, -1.2], [0.5, 0, 1.2], [0, 0, 0]])
     assert first.label[0].asnumpy().tolist() == [1.0, -2.0, -3.0] and second.pad == 2
+    assert first.data[0].stype == "csr" and first.label[0].stype == "default"  # as MXNet
+    np.testing.assert_array_equal(first.data[0].indptr.asnumpy(), [0, 2, 2, 5])
     it = mx.io.LibSVMIter(data_libsvm=str(data), data_shape=(3,), label_libsvm=str(label),
                           label_shape=(3,), batch_size=2)
-    np.testing.assert_allclose(next(it).label[0].asnumpy(), [[0, 0, 0], [0.125, 0, 0]])
+    labels = next(it).label[0]
+    assert labels.stype == "csr"
+    np.testing.assert_allclose(labels.asnumpy(), [[0, 0, 0], [0.125, 0, 0]])
     data.write_text("1 -1:0.6\n")
     with pytest.raises(mx.MXNetError, match="line 1 .*index -1"):
         mx.io.LibSVMIter(data_libsvm=str(data), data_shape=(3,), batch_size=1)

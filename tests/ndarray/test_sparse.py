@@ -225,3 +225,27 @@ def test_errors_name_what_is_wrong():
         r.reshape((6,))
     with pytest.raises(sparse.SparseStorageError, match=r"only supports \[:\]"):
         r[1] = 3
+
+
+def test_save_and_load_sparse_arrays(tmp_path):
+    a = nd.array(DENSE)
+    path = str(tmp_path / "sparse.params")
+    nd.save(path, {"c": a.tostype("csr"), "r": a.tostype("row_sparse"), "d": a,
+                   "z": nd.zeros((2, 2), stype="row_sparse")})
+    loaded = nd.load(path)
+    assert {k: v.stype for k, v in loaded.items()} == {"c": "csr", "r": "row_sparse",
+                                                       "d": "default", "z": "row_sparse"}
+    for key in ("c", "r", "d"):
+        np.testing.assert_array_equal(loaded[key].asnumpy(), DENSE)
+    assert not loaded["z"].asnumpy().any()
+
+
+def test_executors_bind_sparse_arrays_as_dense_copies():
+    x = mx.sym.Variable("x", stype="csr")
+    exe = (x * 2).bind(mx.cpu(), {"x": nd.array(DENSE).tostype("csr")},
+                       args_grad={"x": sparse.zeros("csr", DENSE.shape)})
+    exe.forward(is_train=True)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), 2 * DENSE)
+    exe.backward(nd.ones(DENSE.shape))
+    assert exe.arg_dict["x"].stype == "default"
+    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.full(DENSE.shape, 2))

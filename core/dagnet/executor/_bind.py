@@ -252,4 +252,7 @@ def _arrays(value: Any, names: list[str], what: str, kind: str, required: bool) 
         if array is not None and not isinstance(array, NDArray):
             raise TypeError(f"bind: {what} {name!r} must be an NDArray, got "
                             f"{type(array).__name__} (convert with dagnet.nd.array)")
-    return arrays
+    # executors compute densely (MXNet's storage fallback): a sparse array is bound as a
+    # dense copy, which the executor's arg/grad/aux arrays then are
+    return [a.tostype("default") if a is not None and a.stype != "default" else a
+            for a in arrays]

@@ -52,11 +52,11 @@ def _read_libsvm(path: str, width: int, what: str) -> tuple[np.ndarray, np.ndarr
 class LibSVMIter(BatchLoaderIter):
     """Batches of LibSVM rows as dense float32 arrays ``(batch_size,) + data_shape``.
 
-    Labels are each line's leading number, or, with ``label_libsvm``, that file's rows
-    as dense ``(batch_size,) + label_shape`` arrays.  ``num_parts``/``part_index``
-    read one of ``num_parts`` contiguous parts of the rows.  (MXNet returns CSR
-    arrays; dagnet has no sparse storage, so the batches are dense with the same
-    values.)
+    The data batches are :class:`~dagnet.ndarray.sparse.CSRNDArray` (as MXNet's)
+    when ``data_shape`` is one-dimensional.  Labels are each line's leading number
+    (dense), or, with ``label_libsvm``, that file's rows (csr for a one-dimensional
+    ``label_shape``).  ``num_parts``/``part_index`` read one of ``num_parts``
+    contiguous parts of the rows.
     """
 
     def __init__(self, data_libsvm: str, data_shape: Any, batch_size: int,
@@ -80,5 +80,18 @@ class LibSVMIter(BatchLoaderIter):
             raise TextDataError(f"LibSVMIter: part_index {part_index} is out of range for "
                                 f"num_parts {num_parts}")
         part = np.array_split(np.arange(len(data)), num_parts)[part_index]
+        self._csr_data = len(data_shape) == 1
+        self._csr_label = label_libsvm not in (None, "", "NULL") and len(label_shape) == 1
         super().__init__(data[part], label[part], batch_size, round_batch, data_name,
                          label_name)
+
+    def iter_next(self) -> bool:
+        """Advance to the next batch (its arrays in csr storage, as MXNet gives them)."""
+        if not super().iter_next():
+            return False
+        batch = self._batch
+        if self._csr_data:
+            batch.data = [batch.data[0].tostype("csr")]
+        if self._csr_label:
+            batch.label = [batch.label[0].tostype("csr")]
+        return True

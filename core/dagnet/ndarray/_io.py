@@ -26,12 +26,18 @@ MXNet writes a version-2 record with ndim 0 that it cannot read back, so when an
 is 0-d dagnet writes every record as version 3 (magic 0xF993FACA), as MXNet does under
 NumPy-shape semantics; MXNet loads such a file inside ``with mx.np_shape(True):``.
 
+A sparse array (storage type 1, row_sparse, or 2, csr) is a version-2 record whose
+storage type is followed by its storage shape (the shape of its stored values);
+after the type flag come, per auxiliary array (row_sparse: indices; csr: indptr,
+indices), its type flag and shape; then the values, then each auxiliary array's
+bytes.  dagnet writes and reads these as MXNet does.
+
 Loading also reads version-3 records (ndim 0 is a 0-d array), version-2 records with
 ndim 0 followed by a value (MXNet 1.5+ writes these for 0-d arrays), version-1 records
 (magic 0xF993FAC8, no storage type) and the older records without a magic (uint32
-ndim, uint32 dims).  Sparse (row_sparse, csr) records, records of an uninitialised
-array and truncated or corrupt bytes raise :class:`NDArrayFileError` (a
-``ValueError``); the context in a record is ignored (arrays go to ``ctx``).
+ndim, uint32 dims).  Records of an uninitialised array and truncated or corrupt
+bytes raise :class:`NDArrayFileError` (a ``ValueError``); the context in a record is
+ignored (arrays go to ``ctx``).
 Files written by dagnet before this format (numpy ``.npz`` archives with a
 ``__dagnet__`` manifest) still load.
 """
@@ -106,6 +112,28 @@ def _record_bytes(host: np.ndarray, magic: int) -> list[bytes]:
             np.ascontiguousarray(host, host.dtype.newbyteorder("<")).tobytes()]
 
 
+def _sparse_record_bytes(array: NDArray) -> list[bytes]:
+    """One sparse array record (see the module docstring)."""
+    from ._sparse import components_on_host
+
+    values, aux = components_on_host(array)
+    flag = _FLAGS.get(values.dtype)
+    if flag is None:
+        raise TypeError(f"save: dtype {values.dtype} has no MXNet type flag")
+    stype = 1 if array.stype == "row_sparse" else 2
+
+    def shape_bytes(shape: tuple) -> bytes:
+        return struct.pack(f"<i{len(shape)}q", len(shape), *shape)
+
+    out = [struct.pack("<Ii", _V2_MAGIC, stype), shape_bytes(values.shape),
+           shape_bytes(array.shape), struct.pack("<iii", _CPU_DEV_TYPE, 0, flag)]
+    for part in aux:
+        out.append(struct.pack("<i", _FLAGS[part.dtype]) + shape_bytes(part.shape))
+    for part in [values, *aux]:
+        out.append(np.ascontiguousarray(part, part.dtype.newbyteorder("<")).tobytes())
+    return out
+
+
 def dumps_raw(array: NDArray) -> bytes:
     """One array as the raw record MXNet pickles an NDArray to
     (``MXNDArraySaveRawBytes``)."""
@@ -127,16 +155,22 @@ def loads_raw(buf: bytes | bytearray | memoryview) -> np.ndarray:
     if isinstance(record, str):
         raise NDArrayFileError(f"the NDArray state holds a {record} array, which dagnet does "
                                f"not support")
+    if isinstance(record, tuple):
+        raise NDArrayFileError(f"the NDArray state holds a {record[0]} array; unpickle it "
+                               f"as a sparse array")
     return record
 
 
 def _dumps(names: list[str], arrays: list[NDArray]) -> bytes:
     """The bytes of an NDArray-list file holding ``arrays`` under ``names``."""
-    hosts = [item.asnumpy() for item in arrays]  # waits for pending writes; host copies
-    magic = _V3_MAGIC if any(host.ndim == 0 for host in hosts) else _V2_MAGIC
+    # waits for pending writes; host copies (sparse arrays are written as they are stored)
+    hosts = [item if item.stype != "default" else item.asnumpy() for item in arrays]
+    magic = _V3_MAGIC if any(isinstance(h, np.ndarray) and h.ndim == 0 for h in hosts) \
+        else _V2_MAGIC
     out = [struct.pack("<QQQ", _LIST_MAGIC, 0, len(hosts))]
     for host in hosts:
-        out.extend(_record_bytes(host, magic))
+        out.extend(_record_bytes(host, magic) if isinstance(host, np.ndarray)
+                   else _sparse_record_bytes(host))
     out.append(struct.pack("<Q", len(names)))
     for name in names:
         encoded = name.encode("utf-8")
@@ -189,9 +223,9 @@ class _BadFile(Exception):
     """The buffer is not a readable NDArray-list file; the message says why."""
 
 
-def _record(reader: _Reader) -> np.ndarray | str:
-    """One array record: its values, or what dagnet cannot hold ("row_sparse", "csr" or
-    "bfloat16")."""
+def _record(reader: _Reader) -> np.ndarray | str | tuple:
+    """One array record: its values, ``(stype, shape, values, aux)`` for a sparse array,
+    or what dagnet cannot hold ("bfloat16")."""
     (magic,) = reader.unpack("I")
     sparse = None
     if magic in (_V2_MAGIC, _V3_MAGIC):
@@ -227,9 +261,17 @@ def _record(reader: _Reader) -> np.ndarray | str:
             # MXNet rebuilds an unset storage shape from the indices, as its loader does
             storage_shape = (aux[-1][1][:1] + shape[1:] if sparse[0] == "row_sparse"
                              else aux[-1][1])
+        if _BFLOAT16_FLAG in [flag] + [f for f, _ in aux]:
+            for part_flag, part_shape in [(flag, storage_shape)] + aux:
+                reader.take(math.prod(part_shape) * _ITEMSIZES[part_flag])
+            return "bfloat16"
+        parts = []
         for part_flag, part_shape in [(flag, storage_shape)] + aux:
-            reader.take(math.prod(part_shape) * _ITEMSIZES[part_flag])
-        return sparse[0]
+            dtype = _DTYPES[part_flag]
+            raw = reader.take(math.prod(part_shape) * dtype.itemsize)
+            parts.append(np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype)
+                         .reshape(part_shape))
+        return (sparse[0], tuple(shape), parts[0], parts[1:])
     if flag not in _ITEMSIZES:
         raise _BadFile(f"unknown type flag {flag}")
     if flag == _BFLOAT16_FLAG:
@@ -269,15 +311,10 @@ def _parse(buf: bytes | memoryview, source: str) -> tuple[list[str], list[np.nda
     unsupported = {(f"{names[i]!r}" if names else f"array {i}") + f" ({kind})": kind
                    for i, kind in enumerate(records) if isinstance(kind, str)}
     if unsupported:
-        fixes = []
-        if any(kind != "bfloat16" for kind in unsupported.values()):
-            fixes.append("densify sparse arrays (arr.tostype('default'))")
-        if "bfloat16" in unsupported.values():
-            fixes.append("cast bfloat16 arrays (arr.astype('float32'))")
         raise NDArrayFileError(
-            f"{source} holds arrays dagnet does not support (it has no sparse storage and "
-            f"no bfloat16): {', '.join(unsupported)}; with MXNet, {' and '.join(fixes)} "
-            f"and save them again with mx.nd.save")
+            f"{source} holds arrays dagnet does not support (it has no bfloat16): "
+            f"{', '.join(unsupported)}; with MXNet, cast bfloat16 arrays "
+            f"(arr.astype('float32')) and save them again with mx.nd.save")
     return names, records
 
 
@@ -293,13 +330,24 @@ def _load_npz(stream: Any, source: str) -> tuple[list[str], list[np.ndarray]]:
     return (manifest["names"] if manifest["kind"] == "dict" else []), arrays
 
 
-def _result(names: list[str], hosts: list[np.ndarray], ctx: Any
+def _result(names: list[str], hosts: list[Any], ctx: Any
             ) -> list[NDArray] | dict[str, NDArray]:
     from ..context import cpu
 
     where = ctx if ctx is not None else cpu()
-    arrays = [array(host, ctx=where, dtype=host.dtype) for host in hosts]
+    arrays = [array(host, ctx=where, dtype=host.dtype) if isinstance(host, np.ndarray)
+              else _sparse_result(host, where) for host in hosts]
     return dict(zip(names, arrays)) if names else arrays
+
+
+def _sparse_result(record: tuple, ctx: Any) -> NDArray:
+    from ._sparse_creation import from_host_components
+
+    stype, shape, values, aux = record
+    try:
+        return from_host_components(stype, shape, values, aux, ctx)
+    except ValueError as error:
+        raise NDArrayFileError(f"a {stype} record is malformed: {error}") from None
 
 
 def load(fname: str | os.PathLike, ctx: Any = None) -> list[NDArray] | dict[str, NDArray]:

@@ -56,8 +56,8 @@ from ._storage import check_stype, storage_impl
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "SparseStorageError",
            "new_sparse", "cast_storage", "dispatch", "push_sparse", "components",
-           "set_components", "is_sparse", "to_dense_array", "write_gradient", "check_components",
-           "AUX_DTYPE"]
+           "set_components", "components_on_host", "is_sparse", "to_dense_array",
+           "write_gradient", "check_components", "AUX_DTYPE"]
 
 _NORMAL = FnProperty.NORMAL
 AUX_DTYPE = np.dtype(np.int64)  # MXNet's index type for indices and indptr
@@ -361,6 +361,11 @@ class RowSparseNDArray(BaseSparseNDArray):
 
 _CLASSES: dict[str, type[BaseSparseNDArray]] = {"csr": CSRNDArray,
                                                 "row_sparse": RowSparseNDArray}
+
+
+def components_on_host(array: BaseSparseNDArray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Host copies of ``array``'s values and index arrays (waits for pending writes)."""
+    return array._host_components()
 
 
 def is_sparse(array: Any) -> bool:

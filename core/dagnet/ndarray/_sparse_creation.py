@@ -35,7 +35,8 @@ from ._sparse import (
 )
 from ._storage import check_stype
 
-__all__ = ["csr_matrix", "row_sparse_array", "zeros", "empty", "array"]
+__all__ = ["csr_matrix", "row_sparse_array", "zeros", "empty", "array",
+           "from_host_components"]
 
 
 def _scipy_sparse() -> Any:
@@ -88,6 +89,16 @@ def _from_components(stype: str, shape: tuple[int, ...], values: np.ndarray,
 
     push_sparse(place, [], [result], "_sync_copyfrom")
     return result
+
+
+def from_host_components(stype: str, shape: Sequence[int], values: np.ndarray,
+                         aux: Sequence[np.ndarray], ctx: Any = None) -> BaseSparseNDArray:
+    """A sparse array of ``stype`` from host components (values, then index arrays in
+    MXNet's order), checked (SparseStorageError names what is wrong)."""
+    check_stype(stype, "from_host_components")
+    shape = tuple(int(d) for d in shape)
+    return _from_components(stype, shape, np.asarray(values),
+                            [np.asarray(a, AUX_DTYPE) for a in aux], ctx)
 
 
 def _csr_from_definition(data: Any, indices: Any, indptr: Any, shape: Any, ctx: Any,

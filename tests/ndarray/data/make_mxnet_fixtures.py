@@ -147,7 +147,7 @@ def main() -> None:
     bfloat16 = np.dtype([("bfloat16", np.uint16)])
     mx.nd.save(path("mxnet_bfloat16.params"), [nd("float32", (4,)).astype(bfloat16)])
 
-    # sparse storage: dagnet refuses these with a clear error
+    # sparse storage: dagnet loads these as RowSparseNDArray / CSRNDArray
     dense = fixture_values("float32", (4, 3)) * (np.arange(4)[:, None] % 2)
     mx.nd.save(path("mxnet_row_sparse.params"), [mx.nd.array(dense).tostype("row_sparse")])
     mx.nd.save(path("mxnet_csr.params"), {"w": mx.nd.array(dense).tostype("csr")})
