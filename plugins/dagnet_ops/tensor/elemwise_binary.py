@@ -29,6 +29,7 @@ from dagnet.operator import (
     Domain,
     Field,
     Gradient,
+    NoParams,
     Op,
     OpReqType,
     Params,
@@ -182,6 +183,16 @@ FUNCTIONS: dict[str, Binary] = {
 }
 
 
+class BroadcastParam(NoParams):
+    """The broadcast_* operators take no parameters, and, as MXNet's (registered without a
+    parameter parser), ignore keyword arguments instead of refusing them:
+    ``broadcast_maximum(a, b, axis=1)`` is ``broadcast_maximum(a, b)``."""
+
+    @classmethod
+    def parse(cls, op_name, kwargs):
+        return cls()
+
+
 def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) -> list[Op]:
     """The forward record and its backward for one flavour of ``fn``."""
 
@@ -236,7 +247,7 @@ def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) ->
     uses = ("out_grad",) if fn.head_only else ("out_grad", "in_data")
     forward = Op(
         name, description=f"{fn.desc}\n\n{flavour}  Output dtype = operand dtype.",
-        num_inputs=2, input_names=["lhs", "rhs"],
+        num_inputs=2, input_names=["lhs", "rhs"], params=BroadcastParam if broadcast else NoParams,
         infer_shape=infer_broadcast if broadcast else same_shape(name, ["lhs", "rhs"]),
         compute={XP: compute}, inplace=[(0, 0), (1, 0)], aliases=aliases,
         gradient=ZeroGradient() if fn.zero_grad else Gradient(f"_backward_{name}", uses),
