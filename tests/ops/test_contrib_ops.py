@@ -102,3 +102,11 @@ def test_prelu_gamma_per_sample_and_channel():
     np.testing.assert_allclose(out.asnumpy(), [[-0.1, 2.0], [-0.9, -1.6]], rtol=1e-6)
     with pytest.raises(mx.base.MXNetError, match="does not fit data"):
         mx.nd.LeakyReLU(x, mx.nd.ones((3,)), act_type="prelu")
+
+
+def test_broadcast_like_axes_as_mxnet():
+    lhs, rhs = mx.nd.ones((1, 3)), mx.nd.ones((2, 3))
+    assert mx.nd.broadcast_like(lhs, rhs, lhs_axes=(0,)).shape == (2, 3)  # one list: whole rhs
+    assert mx.nd.broadcast_like(lhs, rhs, lhs_axes=(0,), rhs_axes=(0,)).shape == (2, 3)
+    with pytest.raises(mx.base.MXNetError, match="empty"):
+        mx.nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=())

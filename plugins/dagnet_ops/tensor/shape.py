@@ -1111,7 +1111,8 @@ class BroadcastLikeParam(Params):
 def _broadcast_like_shape(attrs: BroadcastLikeParam, lhs: Sequence[int],
                           rhs: Sequence[int]) -> tuple:
     op = "broadcast_like"
-    if attrs.lhs_axes is None and attrs.rhs_axes is None:
+    # as MXNet: without both axis lists the whole of rhs is the target
+    if attrs.lhs_axes is None or attrs.rhs_axes is None:
         if len(lhs) != len(rhs):
             raise shape_error(op, f"lhs {tuple(lhs)} and rhs {tuple(rhs)} must have the same "
                                   f"number of dimensions")
@@ -1119,9 +1120,12 @@ def _broadcast_like_shape(attrs: BroadcastLikeParam, lhs: Sequence[int],
         if out != tuple(rhs):
             raise shape_error(op, f"lhs {tuple(lhs)} cannot be broadcast like rhs {tuple(rhs)}")
         return out
-    la, ra = attrs.lhs_axes or (), attrs.rhs_axes or ()
+    la, ra = attrs.lhs_axes, attrs.rhs_axes
     if len(la) != len(ra):
         raise shape_error(op, f"lhs_axes={la} and rhs_axes={ra} must have equal lengths")
+    if not la:
+        raise shape_error(op, "lhs_axes and rhs_axes are empty, which MXNet does not allow; "
+                              "leave both out to broadcast like the whole of rhs")
     out = list(lhs)
     for a, b in zip(la, ra):
         a = norm_axis(op, a, len(lhs), "lhs_axes entry")
@@ -1152,14 +1156,15 @@ def _broadcast_like_sample(draw):
         la = la[:len(ra)]
         for a in la:
             lhs[a] = 1
-        return Case([S.floats(draw, lhs), S.floats(draw, rhs)],
-                    {"lhs_axes": tuple(la), "rhs_axes": tuple(ra)})
+        if la:  # empty axis lists are refused
+            return Case([S.floats(draw, lhs), S.floats(draw, rhs)],
+                        {"lhs_axes": tuple(la), "rhs_axes": tuple(ra)})
     out, lhs = _broadcast_sample(draw)
     return Case([S.floats(draw, lhs), S.floats(draw, out)])
 
 
 def _np_broadcast_like(p, lhs, rhs):
-    if p.lhs_axes is None:
+    if p.lhs_axes is None or p.rhs_axes is None:
         return np.broadcast_to(lhs, rhs.shape)
     target = list(lhs.shape)
     for a, b in zip(p.lhs_axes, p.rhs_axes):
