@@ -1,7 +1,8 @@
-"""``mx.gluon.contrib``: MXNet 1.x's contributed Gluon blocks (``gluon.contrib.nn``)."""
+"""``mx.gluon.contrib``: MXNet 1.x's contributed Gluon blocks (``gluon.contrib.nn``,
+``gluon.contrib.rnn``)."""
 
 from __future__ import annotations
 
-from . import nn
+from . import nn, rnn
 
-__all__ = ["nn"]
+__all__ = ["nn", "rnn"]
