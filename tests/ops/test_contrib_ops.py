@@ -110,3 +110,11 @@ def test_broadcast_like_axes_as_mxnet():
     assert mx.nd.broadcast_like(lhs, rhs, lhs_axes=(0,), rhs_axes=(0,)).shape == (2, 3)
     with pytest.raises(mx.base.MXNetError, match="empty"):
         mx.nd.broadcast_like(lhs, rhs, lhs_axes=(), rhs_axes=())
+
+
+def test_convolution_infers_data_back_from_its_output():
+    a = mx.sym.Variable("a", shape=(0, 10, 0, 0))
+    b = mx.sym.Convolution(data=a, num_filter=21, kernel=(3, 3), pad=(1, 1))
+    d = b + mx.sym.Variable("c", shape=(5, 21, 32, 32))
+    arg_shapes, _, _ = d.infer_shape()
+    assert dict(zip(d.list_arguments(), arg_shapes))["a"] == (5, 10, 32, 32)

@@ -83,8 +83,8 @@ def _infer_shape(attrs, ins, outs):
     ins, outs = list(ins), list(outs)
     names, f, g = _input_names(attrs), attrs.num_filter, attrs.num_group
     last = channel_last(attrs.layout)
-    if ins[0] is None and outs[0] is not None:
-        set_shape(ins, 0, (outs[0][0],) + (0,) * (len(outs[0]) - 1), "Convolution", names)
+    if outs[0] is not None:  # back from the output, as MXNet: batch, and stride-1 sizes
+        set_shape(ins, 0, _data_from_output(attrs, tuple(outs[0]), last), "Convolution", names)
     data = ins[0]
     if data is not None and last:  # reasoned about channel-first below
         data = (data[0], data[-1], *data[1:-1])
@@ -118,6 +118,18 @@ def _infer_shape(attrs, ins, outs):
     if not attrs.no_bias:
         set_shape(ins, 2, (f,), "Convolution", names)
     return ins, outs
+
+
+def _data_from_output(attrs, out, last):
+    """What the output's shape says of the data's (0 where it says nothing): the batch,
+    and each spatial size with stride 1 (``out - 2 * pad + dilated kernel - 1``)."""
+    o = (out[0], out[-1], *out[1:-1]) if last else out
+    kernel, stride, dilate, pad = conv_geometry("Convolution", attrs, len(o))
+    sizes = []
+    for i, size in enumerate(o[2:]):
+        guess = size - 2 * pad[i] + dilate[i] * (kernel[i] - 1) if size and stride[i] == 1 else 0
+        sizes.append(max(guess, 0))
+    return layout_shape((o[0], 0, *sizes), attrs.layout)
 
 
 def _forward(attrs, ctx, inputs, req, outputs):
