@@ -163,6 +163,37 @@ def test_optimizer_states_are_saved_and_loaded_on_the_servers(tmp_path, servers)
     assert weights == pytest.approx([-19.38 - 0.38] * 2, abs=1e-4)
 
 
+SPARSE_JOB = '''
+import sys
+import numpy as np
+import dagnet as mx
+kv = mx.kv.create("dist_sync")
+shape = (4, 2)
+kv.init("e", mx.nd.sparse.zeros("row_sparse", shape))
+mine = np.full((1, 2), kv.rank + 1, np.float32)
+kv.push("e", mx.nd.sparse.row_sparse_array((mine, [2 * kv.rank]), shape=shape))
+out = mx.nd.sparse.zeros("row_sparse", shape)
+kv.row_sparse_pull("e", out=out, row_ids=mx.nd.array([2, 0, 2]))
+dense = mx.nd.zeros(shape)
+kv.pull("e", out=dense)
+left = mx.nd.ones(shape).tostype("row_sparse")
+kv.pull("e", out=left)
+sys.stdout.write(f"rows {out.indices.asnumpy().tolist()} {out.asnumpy().ravel().tolist()} "
+                 f"{dense.asnumpy().ravel().tolist()} {left.asnumpy().sum()}\\n")
+sys.stdout.flush()
+'''
+
+
+def test_row_sparse_values_through_dist_sync(tmp_path):
+    script = tmp_path / "sparse_job.py"
+    script.write_text(SPARSE_JOB)
+    result = launch("-n", "2", "-s", "1", sys.executable, str(script))
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("rows")]
+    summed = str([1.0, 1.0, 0.0, 0.0, 2.0, 2.0, 0.0, 0.0])
+    assert lines == [f"rows [0, 2] {summed} {summed} 8.0"] * 2
+
+
 def test_big_arrays_are_split_over_the_servers_and_small_ones_placed_by_key():
     from dagnet.kvstore._dist import BIGARRAY_BOUND, _placement
 

@@ -172,10 +172,6 @@ class KVStore(KVStoreBase):
                                    f"output arrays but {len(rows)} row_ids; give one row_ids "
                                    f"NDArray per output")
             stored = self._stored(k, "row_sparse_pull")
-            if stored.stype != "row_sparse":
-                raise KVStoreError(f"KVStore.row_sparse_pull: key {k!r} holds a "
-                                   f"{stored.stype} value; row_sparse_pull needs a row_sparse "
-                                   f"one (use pull for dense values)")
             for array, row_id in zip(arrays, rows):
                 self._check_shape(k, "output", array, stored)
                 if array.stype != "row_sparse":
@@ -185,7 +181,9 @@ class KVStore(KVStoreBase):
                 if row_id.stype != "default":
                     raise KVStoreError(f"KVStore.row_sparse_pull: the row_ids for key {k!r} "
                                        f"must be a dense NDArray, got {row_id.stype}")
-                _retain_into(stored, row_id, array)
+            source = self._row_sparse_source(k)
+            for array, row_id in zip(arrays, rows):
+                _retain_into(source, row_id, array)
         for array in copies:
             out[0].copyto(array)
 
@@ -201,6 +199,15 @@ class KVStore(KVStoreBase):
             for array in outs:
                 self._check_shape(k, "output", array, stored)
         return pairs
+
+    def _row_sparse_source(self, key: Key) -> Any:
+        """The row_sparse value whose rows :meth:`row_sparse_pull` hands out."""
+        stored = self._store[key]
+        if stored.stype != "row_sparse":
+            raise KVStoreError(f"KVStore.row_sparse_pull: key {key!r} holds a {stored.stype} "
+                               f"value; row_sparse_pull needs a row_sparse one (use pull for "
+                               f"dense values)")
+        return stored
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None,
                  priority: int = 0) -> None:

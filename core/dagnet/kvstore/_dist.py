@@ -27,12 +27,13 @@ import pickle
 import threading
 import zlib
 from collections.abc import Sequence
+from math import prod
 from typing import Any
 
 from .._errors import DagnetError
 from ..context import cpu
 from ..ndarray import assign
-from ._base import Key, KVStore, KVStoreError
+from ._base import Key, KVStore, KVStoreError, _warn_ignored_sparse_pull
 
 __all__ = ["DistKVStore", "DistributedKVStoreError", "JOB_ENV", "DIST_STORE_TYPES", "connect",
            "BIGARRAY_BOUND"]
@@ -141,7 +142,7 @@ class DistKVStore(KVStore):
                                    f"call init once per key (push or pull to use it)")
             self._store[k] = array  # the shape and dtype, for the checks of push and pull
             self._pushes[k] = 0
-            self._parts[k] = _placement(k, array.size, len(self._servers))
+            self._parts[k] = _placement(k, prod(array.shape), len(self._servers))
             flat = array.asnumpy().reshape(-1)
             for server, begin, stop in self._parts[k]:
                 per_server.setdefault(server, []).append((k, flat[begin:stop]))
@@ -160,7 +161,10 @@ class DistKVStore(KVStore):
             stored = self._stored(k, "push")
             for array in values:
                 self._check_shape(k, "pushed", array, stored)
-            flat = _host_values(self._merge(values, cpu())).reshape(-1)
+            merged = self._merge(values, cpu())
+            if merged.stype != "default":  # the servers sum and update dense values
+                merged = merged.tostype("default")
+            flat = _host_values(merged).reshape(-1)
             self._pushes[k] += 1
             for server, begin, stop in self._parts[k]:
                 per_server.setdefault(server, []).append((k, flat[begin:stop]))
@@ -184,8 +188,9 @@ class DistKVStore(KVStore):
     def pull(self, key: Key | Sequence[Key], out: Any = None, priority: int = 0,
              ignore_sparse: bool = True) -> None:
         """Copy each key's value on the servers into ``out``; with ``dist_sync``, the
-        value after every worker's push of the same round."""
-        pairs = self._out_pairs(key, out)
+        value after every worker's push of the same round.  Sparse outputs are left
+        alone with ``ignore_sparse`` (use :meth:`row_sparse_pull`), else cast."""
+        pairs, casts = self._dense_outs(self._out_pairs(key, out), ignore_sparse)
         per_server: dict[int, list] = {}
         for k, _ in pairs:
             for server, _, _ in self._parts[k]:
@@ -194,6 +199,41 @@ class DistKVStore(KVStore):
             (server, "pull", (self._rank, [(k, self._pushes[k]) for k in keys]))
             for server, keys in per_server.items()])
         self._write_out(pairs, per_server, replies)
+        for dense, given in casts:
+            dense.copyto(given)
+
+    @staticmethod
+    def _dense_outs(pairs: list, ignore_sparse: bool) -> tuple[list, list]:
+        """``pairs`` with every sparse output replaced by a dense stand-in (or dropped with
+        ``ignore_sparse``), and the ``(stand-in, output)`` pairs to cast afterwards."""
+        from .. import ndarray
+
+        dense_pairs, casts, skipped = [], [], False
+        for k, outs in pairs:
+            kept = []
+            for array in outs:
+                if array.stype == "default":
+                    kept.append(array)
+                elif ignore_sparse:
+                    skipped = True
+                else:
+                    stand_in = ndarray.zeros(array.shape, array.context, dtype=array.dtype)
+                    casts.append((stand_in, array))
+                    kept.append(stand_in)
+            if kept:
+                dense_pairs.append((k, kept))
+        if skipped:
+            _warn_ignored_sparse_pull()
+        return dense_pairs, casts
+
+    def _row_sparse_source(self, key: Key) -> Any:
+        """The servers' current value of ``key`` as a row_sparse array on the CPU."""
+        from .. import ndarray
+
+        stored = self._stored(key, "row_sparse_pull")
+        dense = ndarray.zeros(stored.shape, cpu(), dtype=stored.dtype)
+        self.pull(key, out=dense)
+        return dense.tostype("row_sparse")
 
     def _write_out(self, pairs: list, keys_of: dict[int, list], replies: list) -> None:
         """Copy the servers' replies (per server, one flat slice per key asked for) into
