@@ -151,3 +151,22 @@ def test_csr_weights_fall_back_to_dense_with_states_written_back():
     assert w.stype == "csr" and mom.stype == "csr"
     np.testing.assert_allclose(mom.asnumpy(), -0.1 * host * 2, rtol=1e-6)
     np.testing.assert_allclose(w.asnumpy(), host - 0.2 * host, rtol=1e-6)
+
+
+@pytest.mark.parametrize("g_stype", ["default", "row_sparse"])
+def test_group_adagrad_keeps_one_rate_per_row(g_stype):
+    rng = np.random.default_rng(6)
+    w, w_host = weight(rng, "default")
+    g, g_host = grad_rsp(rng)
+    if g_stype == "default":
+        g = g.tostype("default")
+    opt = mx.optimizer.contrib.GroupAdaGrad(learning_rate=0.1, eps=1e-5)
+    history = opt.create_state(0, w)
+    assert history.shape == (SHAPE[0], 1)
+    opt.update(0, w, g, history)
+    expected_h = (g_host ** 2).mean(axis=1, keepdims=True)
+    expected_w = w_host - 0.1 * g_host / np.sqrt(expected_h + 1e-5)
+    np.testing.assert_allclose(history.asnumpy(), expected_h, rtol=1e-5)
+    np.testing.assert_allclose(w.asnumpy(), expected_w, rtol=1e-5, atol=1e-6)
+    with pytest.raises(mx.base.MXNetError, match="weight decay"):
+        mx.optimizer.contrib.GroupAdaGrad(wd=0.1).update(0, w, g, history)

@@ -14,9 +14,11 @@ other operator; the rest are written with NDArray operations::
 - :mod:`._base`: :class:`Optimizer` (rates, decay, multipliers, update counts,
   multi-precision), the registry (:func:`register`, :func:`create`), :class:`Updater`;
 - :mod:`.sgd`: SGD, NAG, Signum, SGLD;
-- :mod:`.adaptive`: Adam, Adamax, Nadam, AdaGrad, AdaDelta, RMSProp, FTML, Ftrl, LAMB.
+- :mod:`.adaptive`: Adam, Adamax, Nadam, AdaGrad, AdaDelta, RMSProp, FTML, Ftrl, LAMB;
+- :mod:`.contrib` (``mx.optimizer.contrib``): GroupAdaGrad.
 """
 
+from . import contrib
 from ._base import (
     LRSchedulerConflict,
     Optimizer,
@@ -32,5 +34,5 @@ from .sgd import NAG, SGD, SGLD, Signum
 __all__ = [
     "Optimizer", "Updater", "register", "create", "get_updater", "UnknownOptimizerError",
     "LRSchedulerConflict", "SGD", "NAG", "Signum", "SGLD", "Adam", "Adamax", "Nadam",
-    "AdaGrad", "AdaDelta", "RMSProp", "FTML", "Ftrl", "LAMB",
+    "AdaGrad", "AdaDelta", "RMSProp", "FTML", "Ftrl", "LAMB", "contrib",
 ]

@@ -14,7 +14,8 @@ Which combinations take which path follows MXNet's storage inference:
 ``adam_update`` when the states have the weight's storage type (standard when a
 row_sparse weight has dense states); ``ftrl_update`` when weight and states are
 all row_sparse; ``_sparse_adagrad_update`` when the state has the weight's storage
-type and ``wd`` is 0 (anything else is refused, as MXNet refuses it).  Every other
+type and ``wd`` is 0 (anything else is refused, as MXNet refuses it);
+``_contrib_group_adagrad_update`` for any weight and history.  Every other
 call with sparse arrays runs the dense kernel on dense copies and casts the
 results -- the new weight *and* the states it updated -- back into the given
 sparse arrays.
@@ -33,7 +34,7 @@ import numpy as np
 from dagnet.ndarray import sparse
 from dagnet.operator import XP, OpReqType
 
-from . import adagrad, adam, ftml, ftrl, rmsprop, sgd, sign
+from . import adagrad, adam, ftml, ftrl, group_adagrad, rmsprop, sgd, sign
 
 __all__ = ["SparseUpdateError"]
 
@@ -42,7 +43,7 @@ class SparseUpdateError(sparse.SparseStorageError):
     """An optimizer update on a storage combination that has no meaning (MXNet refuses it)."""
 
 
-_OPS = {op.name: op for module in (adagrad, adam, ftml, ftrl, rmsprop, sgd, sign)
+_OPS = {op.name: op for module in (adagrad, adam, ftml, ftrl, group_adagrad, rmsprop, sgd, sign)
         for op in module.OPS}
 _LAZY_OPTIONAL = ("sgd_update", "sgd_mom_update", "adam_update")
 _ROW_KINDS = ("default", "row_sparse")
@@ -62,6 +63,8 @@ def _path(name: str, attrs: Any, weight: Any, grad: Any, states: list) -> str | 
         return None
     if name == "ftrl_update":
         return "lazy" if w_stype == "row_sparse" and s_stypes == {"row_sparse"} else None
+    if name == "_contrib_group_adagrad_update":
+        return "lazy"
     if name == "_sparse_adagrad_update":
         if s_stypes != {w_stype} or attrs.wd != 0.0:
             raise SparseUpdateError(
