@@ -59,3 +59,8 @@ def test_npx_save_and_load(tmp_path):
     npx.save(path, {"w": np.array([1.0, 2.0])})
     loaded = npx.load(path)
     assert isinstance(loaded["w"], np.ndarray) and loaded["w"].asnumpy().tolist() == [1, 2]
+
+
+def test_samplers_outside_the_subset_say_so():
+    with pytest.raises(AttributeError, match="does not provide 'seed' yet"):
+        np.random.seed  # noqa: B018

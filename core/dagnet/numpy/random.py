@@ -156,3 +156,13 @@ def shuffle(x: ndarray) -> None:
         raise NumpyError("shuffle: x must be a dagnet.numpy.ndarray")
     x[...] = _random.shuffle(x)
 
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(f"module 'dagnet.numpy.random' has no attribute {name!r}")
+    from ._array import NotProvidedError
+
+    hint = " (seed with mx.npx.random.seed or mx.random.seed, as in MXNet)" \
+        if name == "seed" else ""
+    raise NotProvidedError(f"dagnet.numpy.random does not provide {name!r} yet{hint}")
