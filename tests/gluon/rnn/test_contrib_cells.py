@@ -66,3 +66,37 @@ def test_variational_dropout_keeps_one_mask_per_sequence():
     base = gluon.rnn.RNNCell(8, input_size=3, params=cell.base_cell.collect_params())
     want, _ = base.unroll(6, x, merge_outputs=True)
     np.testing.assert_allclose(plain.asnumpy(), want.asnumpy(), rtol=1e-6)
+
+
+def test_conv_rnn_cell_step_is_two_convolutions():
+    cell = gluon.contrib.rnn.Conv2DRNNCell((0, 6, 5), 4, (3, 3), (3, 3), activation="tanh")
+    x = mx.nd.random.uniform(-1, 1, shape=(2, 3, 6, 5))
+    h = mx.nd.random.uniform(-1, 1, shape=(2, 4, 4, 3))
+    cell.initialize(mx.init.Uniform(0.5))
+    out, (state,) = cell(x, [h])
+    assert cell.i2h_weight.shape == (4, 3, 3, 3)  # the input channels, inferred
+    p = {k[len(cell.prefix):]: v.data() for k, v in cell.collect_params().items()}
+    want = mx.nd.tanh(
+        mx.nd.Convolution(x, p["i2h_weight"], p["i2h_bias"], kernel=(3, 3), num_filter=4)
+        + mx.nd.Convolution(h, p["h2h_weight"], p["h2h_bias"], kernel=(3, 3), pad=(1, 1),
+                            num_filter=4))
+    np.testing.assert_allclose(out.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(state.asnumpy(), want.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_conv_lstm_and_gru_cells_channel_last_match_channel_first():
+    x = mx.nd.random.uniform(-1, 1, shape=(2, 3, 3, 5, 4))  # (N, T, C, H, W)
+    for kind in ("Conv2DLSTMCell", "Conv2DGRUCell"):
+        first = getattr(gluon.contrib.rnn, kind)((3, 5, 4), 2, (3, 1), 3)
+        last = getattr(gluon.contrib.rnn, kind)((5, 4, 3), 2, (3, 1), 3, conv_layout="NHWC")
+        first.initialize(mx.init.Uniform(0.5))
+        last.initialize()
+        for pa, pb in zip(first.collect_params().values(), last.collect_params().values()):
+            value = pa.data().asnumpy()
+            pb.set_data(mx.nd.array(np.moveaxis(value, 1, -1) if value.ndim > 1 else value))
+        want, _ = first.unroll(3, x, layout="NTC", merge_outputs=True)
+        moved = mx.nd.array(np.moveaxis(x.asnumpy(), 2, -1))
+        got, states = last.unroll(3, moved, layout="NTC", merge_outputs=True)
+        assert got.shape == (2, 3, 3, 4, 2) and states[0].shape == (2, 3, 4, 2)
+        np.testing.assert_allclose(got.asnumpy(), np.moveaxis(want.asnumpy(), 2, -1),
+                                   rtol=1e-5, atol=1e-6)
