@@ -216,3 +216,12 @@ def test_unknown_types_list_the_known_ones():
         mx.kv.create("nccl")
     with pytest.raises(TypeError, match="name must be a str"):
         mx.kv.create(3)
+
+
+def test_pushpull_without_out_writes_the_sum_back_into_the_values():
+    kv = mx.kv.create()
+    kv.init(0, mx.nd.zeros(SHAPE))
+    values = [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE, ctx=mx.cpu(1)) * 2]
+    kv.pushpull(0, values)
+    for value in values:
+        np.testing.assert_array_equal(value.asnumpy(), np.full(SHAPE, 3.0))

@@ -211,10 +211,10 @@ class KVStore(KVStoreBase):
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None,
                  priority: int = 0) -> None:
-        """:meth:`push` then, when ``out`` is given, :meth:`pull` into ``out``."""
+        """:meth:`push` then :meth:`pull` into ``out`` (into ``value`` itself when ``out``
+        is None, as MXNet)."""
         self.push(key, value, priority)
-        if out is not None:
-            self.pull(key, out, priority)
+        self.pull(key, value if out is None else out, priority)
 
     def broadcast(self, key: Key | Sequence[Key], value: Any, out: Any,
                   priority: int = 0) -> None:

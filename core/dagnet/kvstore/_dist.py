@@ -172,11 +172,10 @@ class DistKVStore(KVStore):
 
     def pushpull(self, key: Key | Sequence[Key], value: Any, out: Any = None,
                  priority: int = 0) -> None:
-        """:meth:`push` and, when ``out`` is given, :meth:`pull` in one round trip to each
-        server."""
+        """:meth:`push` and :meth:`pull` into ``out`` (into ``value`` itself when ``out`` is
+        None, as MXNet) in one round trip to each server."""
         if out is None:
-            self.push(key, value, priority)
-            return
+            out = value
         pairs = self._out_pairs(key, out)
         per_server = self._push_items(key, value)
         replies = self._gather([
