@@ -11,6 +11,9 @@ graphs) and a sparse implementation:
   indices are listed; the others become zero.
 - ``_square_sum``: the sum of squares along ``axis`` (a row_sparse result for a
   row_sparse input summed along axis 1 with ``keepdims``).
+- ``_contrib_SparseEmbedding`` (``contrib.SparseEmbedding``): ``Embedding`` whose
+  weight MXNet keeps row_sparse; here it computes as ``Embedding`` (a sparse weight
+  falls back to dense).
 
 Sparse implementations (:func:`dagnet.ndarray.sparse.register_storage_impl`) of
 ``dot`` (csr lhs: dense result; ``transpose_a``: row_sparse result), the
@@ -23,6 +26,7 @@ falls back to dense.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -30,6 +34,7 @@ import numpy as np
 from dagnet.ndarray import NDArray, new_array, sparse
 from dagnet.operator import XP, Case, Domain, Field, Gradient, NoParams, Op, Params
 
+from ..nn.embedding import Embedding
 from . import _sampling as S
 from ._common import backward_op, first_input_type, put, same_shape, scatter_add
 from .reduce import reduction
@@ -110,7 +115,14 @@ def _square_sum_grad(xp, g, x, y, axes):
     return 2 * x * g
 
 
+SparseEmbedding = replace(
+    Embedding, name="_contrib_SparseEmbedding", aliases=(),
+    description="MXNet's contrib.SparseEmbedding: Embedding (same parameters, inputs and "
+                "gradient) for a weight MXNet stores row_sparse; a sparse weight is read "
+                "densely here.")
+
 OPS: list[Op] = [
+    SparseEmbedding,
     Op("cast_storage", params=CastStorageParam, input_names=["data"],
        infer_shape=same_shape("cast_storage", ["data"]), infer_type=first_input_type(1),
        compute={XP: _copy_forward}, aliases=("_sparse_cast_storage",),
