@@ -38,8 +38,9 @@ class UpdateParam(Params):
     rescale_grad = Field(float, 1.0, "multiply the gradient by this first (e.g. 1 / batch size)")
     clip_gradient = Field(float, -1.0, "clip the gradient into [-clip_gradient, clip_gradient]; "
                                        "a negative value turns clipping off")
-    lazy_update = Field(bool, True, "accepted for MXNet compatibility (for row-sparse gradients; "
-                                    "dense updates are always complete)")
+    lazy_update = Field(bool, True, "with a row_sparse gradient: update only the rows it holds "
+                                    "(their weight decay and states included); False gives "
+                                    "the dense update (dense gradients: always dense)")
 
 
 def blocks(xp: Any, *arrays: Any) -> Iterator[tuple]:
