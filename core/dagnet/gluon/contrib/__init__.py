@@ -1,8 +1,8 @@
 """``mx.gluon.contrib``: MXNet 1.x's contributed Gluon blocks (``gluon.contrib.nn``,
-``gluon.contrib.rnn``)."""
+``gluon.contrib.rnn``) and samplers (``gluon.contrib.data``)."""
 
 from __future__ import annotations
 
-from . import nn, rnn
+from . import data, nn, rnn
 
-__all__ = ["nn", "rnn"]
+__all__ = ["data", "nn", "rnn"]
