@@ -86,3 +86,15 @@ def test_missing_names_say_so():
         np.fft  # noqa: B018
     with pytest.raises(AttributeError, match="numpy_extension does not provide"):
         mx.npx.no_such_operator  # noqa: B018
+
+
+def test_c_order_only_and_formatting():
+    with pytest.raises(NotImplementedError, match="C-ordered"):
+        np.empty((2,), order="F")
+    with pytest.raises(NotImplementedError, match="C-ordered"):
+        np.ones((2,)).copy(order="F")
+    assert f"{np.array(onp.pi):0.3g}" == "3.14"
+    assert f"{np.array([1.0, 2.0])}" == "[1. 2.]"
+    with pytest.raises(TypeError, match="format"):
+        f"{np.array([1.0]):30}"
+    assert np.bool is bool and np.array([1, 0], dtype=np.bool).dtype == onp.bool_

@@ -57,3 +57,13 @@ def test_setitem_with_an_array_value():
     x[1] = np.array([1.0, 2.0, 3.0])
     x[0, 0] = np.array(9.0)
     assert x.asnumpy().tolist() == [[9, 0, 0], [1, 2, 3]]
+
+
+def test_scalar_and_mismatched_boolean_keys():
+    x = np.array(_A)
+    assert x[True].shape == (1, 2, 3, 4) and x[onp.bool_(False)].shape == (0, 2, 3, 4)
+    assert x[onp.int64(1), onp.int32(2)].shape == (4,)
+    with pytest.raises(IndexError, match="boolean index of shape"):
+        x[onp.array([True])]
+    with pytest.raises(IndexError, match="scalar boolean inside an index tuple"):
+        x[0, True]

@@ -21,6 +21,7 @@ reductions, shape changes and joins, ``dot``/``matmul``/``tensordot`` and
 
 from __future__ import annotations
 
+import builtins as _builtins
 from typing import Any
 
 import numpy as _onp
@@ -98,23 +99,26 @@ globals().update({name: getattr(_elementwise, name) for name in _UNARY})
 
 # NumPy's dtypes and constants, as mx.np names them
 bool_ = _onp.bool_
+bool = _builtins.bool  # noqa: A001 - mx.np.bool is Python's bool, as in MXNet
+int16, uint16, uint32, uint64 = _onp.int16, _onp.uint16, _onp.uint32, _onp.uint64
 float16, float32, float64 = _onp.float16, _onp.float32, _onp.float64
 int8, int32, int64, uint8 = _onp.int8, _onp.int32, _onp.int64, _onp.uint8
 pi, e, inf, nan, newaxis = _onp.pi, _onp.e, _onp.inf, _onp.nan, None
 
 __all__ = [
     "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "array", "array_split",
-    "as_np_ndarray", "asarray", "bool_", "broadcast_arrays", "broadcast_to", "clip",
+    "as_np_ndarray", "asarray", "bool", "bool_", "broadcast_arrays", "broadcast_to", "clip",
     "concatenate", "divide", "dot", "e", "empty", "empty_like", "equal", "expand_dims", "eye",
     "flip", "float16", "float32", "float64", "floor_divide", "full", "full_like", "greater",
-    "greater_equal", "hstack", "hypot", "identity", "inf", "inner", "int32", "int64", "int8",
+    "greater_equal", "hstack", "hypot", "identity", "inf", "inner", "int16", "int32", "int64",
+    "int8",
     "less", "less_equal", "linspace", "logical_and", "logical_or", "logical_xor", "matmul",
     "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "multiply", "nan",
     "ndarray", "newaxis", "not_equal", "NotProvidedError", "NumpyError", "ones", "ones_like",
     "outer", "pi", "power", "prod", "random", "ravel", "remainder", "repeat", "reshape",
     "split", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "take", "tensordot",
-    "tile", "transpose", "true_divide", "uint8", "var", "vdot", "vstack", "where", "zeros",
-    "zeros_like", *sorted(_UNARY),
+    "tile", "transpose", "true_divide", "uint16", "uint32", "uint64", "uint8", "var", "vdot",
+    "vstack", "where", "zeros", "zeros_like", *sorted(_UNARY),
 ]
 
 

@@ -30,7 +30,8 @@ from .._errors import DagnetError, ShapeError
 from ..autograd import is_recording
 from ..ndarray import NDArray
 
-__all__ = ["ndarray", "as_np_ndarray", "wrap", "NumpyError", "NotProvidedError"]
+__all__ = ["ndarray", "as_np_ndarray", "wrap", "NumpyError", "NotProvidedError",
+           "OrderNotSupportedError"]
 
 DEFAULT_DTYPE = onp.dtype(onp.float32)
 _SCALARS = (int, float, bool, onp.number, onp.bool_)
@@ -38,6 +39,10 @@ _SCALARS = (int, float, bool, onp.number, onp.bool_)
 
 class NumpyError(DagnetError, ValueError):
     """A ``dagnet.numpy`` call with an argument NumPy semantics do not allow."""
+
+
+class OrderNotSupportedError(DagnetError, NotImplementedError):
+    """A memory order other than C's (``order='F'``): dagnet arrays are C-ordered."""
 
 
 class NotProvidedError(DagnetError, AttributeError):
@@ -87,13 +92,14 @@ def _host_key(key: Any) -> Any:
 
 def _has_bool(key: Any) -> bool:
     items = key if isinstance(key, tuple) else (key,)
-    return any(isinstance(k, onp.ndarray) and k.dtype == onp.bool_ for k in items)
+    return any(isinstance(k, (bool, onp.bool_)) or (isinstance(k, onp.ndarray)
+                                                      and k.dtype == onp.bool_) for k in items)
 
 
 def _is_basic(key: Any) -> bool:
     items = key if isinstance(key, tuple) else (key,)
-    return all(k is None or k is Ellipsis or isinstance(k, (slice, int, onp.integer))
-               for k in items)
+    return all(k is None or k is Ellipsis or (isinstance(k, (slice, int, onp.integer))
+                                              and not isinstance(k, bool)) for k in items)
 
 
 def _reshaped(array: NDArray, shape: tuple[int, ...]) -> ndarray:
@@ -171,9 +177,13 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
         return str(self.asnumpy())
 
     def __format__(self, spec: str) -> str:
+        """A 0-d array formats as its value; others only without a spec (as NumPy)."""
         if self.ndim == 0:
             return format(self.item(), spec)
-        return format(str(self), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a {self.ndim}-d "
+                            f"dagnet.numpy.ndarray; only 0-d arrays take a format spec")
+        return str(self)
 
     def __float__(self) -> float:
         return float(self.item())
@@ -198,6 +208,16 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
         if isinstance(key, NDArray) and key._dtype.kind != "b" and key.ndim == 1 \
                 and self.ndim >= 1:
             return wrap(NDArray.__getitem__(self, key))
+        if isinstance(key, (bool, onp.bool_)) or (
+                isinstance(key, (NDArray, onp.ndarray)) and key.ndim == 0
+                and key.dtype == onp.bool_):
+            # a scalar mask: a new leading axis of length 1 (True) or 0 (False)
+            if bool(key.item() if hasattr(key, "item") else key):
+                return self[None]
+            from ._creation import empty
+
+            return empty((0,) + self.shape, self.dtype, ctx=self.context)
+        key = _plain_ints(key)
         if not _is_basic(key):
             key = _host_key(key)
             if _has_bool(key):
@@ -207,7 +227,7 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
         if self.ndim == 0:
             return _reshaped(self.copy(), expected)
         legacy = key if not _has_new_axis(key) else _drop_new_axes(key)
-        if legacy == () or legacy == Ellipsis:
+        if legacy is Ellipsis or (isinstance(legacy, tuple) and not legacy):
             return _reshaped(NDArray.reshape(self, self.shape), expected)
         return _reshaped(NDArray.__getitem__(self, legacy), expected)
 
@@ -220,11 +240,12 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
                 raise IndexError(f"too many indices for a 0-d array: {key!r}")
             NDArray.__setitem__(NDArray.reshape(self, (1,)), slice(None), value)
             return
+        key = _plain_ints(key)
         if not _is_basic(key):
             key = _host_key(key)
             if _has_bool(key):
                 key = _bool_to_int(key, self.shape)
-        elif key == ():
+        elif isinstance(key, tuple) and not key:
             key = slice(None)
         elif _has_new_axis(key):
             key = _drop_new_axes(key)
@@ -386,7 +407,10 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
         return wrap(NDArray.astype(self, dtype))
 
     def copy(self, order: str = "C") -> ndarray:  # type: ignore[override]
-        """A new array with the same values, on the same device."""
+        """A new array with the same values, on the same device (C order only)."""
+        if order != "C":
+            raise OrderNotSupportedError(f"copy(order={order!r}): dagnet.numpy arrays are "
+                                         f"C-ordered only; use order='C'")
         return wrap(NDArray.copyto(self, self.context))
 
     def copyto(self, other: Any) -> Any:
@@ -531,6 +555,13 @@ def _inplace(target: ndarray, value: ndarray) -> ndarray:
     return target
 
 
+def _plain_ints(key: Any) -> Any:
+    """``key`` with numpy integer scalars as Python ints (what basic indexing reads)."""
+    if isinstance(key, tuple):
+        return tuple(int(k) if isinstance(k, onp.integer) else k for k in key)
+    return int(key) if isinstance(key, onp.integer) else key
+
+
 def _has_new_axis(key: Any) -> bool:
     items = key if isinstance(key, tuple) else (key,)
     return any(k is None for k in items)
@@ -545,11 +576,25 @@ def _bool_to_int(key: Any, shape: tuple[int, ...]) -> Any:
     """A key with its boolean masks replaced by the integer indices they select."""
     items = key if isinstance(key, tuple) else (key,)
     out: list[Any] = []
+    axis = 0  # the array axis the next item indexes (unknown after an Ellipsis)
     for item in items:
+        if isinstance(item, (bool, onp.bool_)) or (isinstance(item, onp.ndarray)
+                                                   and item.dtype == onp.bool_ and not item.ndim):
+            raise IndexError("a scalar boolean inside an index tuple is not supported by "
+                             "dagnet.numpy; index with x[None] (True) or drop the selection")
         if isinstance(item, onp.ndarray) and item.dtype == onp.bool_:
+            covered = shape[axis:axis + item.ndim] if axis is not None else item.shape
+            if covered != item.shape:
+                raise IndexError(f"boolean index of shape {item.shape} does not match the "
+                                 f"indexed dimensions {covered} of an array of shape {shape}")
             out.extend(onp.nonzero(item))
         else:
             out.append(item)
+        if item is Ellipsis:
+            axis = None
+        elif axis is not None and item is not None:
+            axis += item.ndim if isinstance(item, onp.ndarray) and item.dtype == onp.bool_ \
+                else 1
     return tuple(out) if len(out) > 1 or isinstance(key, tuple) else out[0]
 
 

@@ -15,7 +15,7 @@ import numpy as onp
 
 from .. import ndarray as nd
 from ..ndarray import NDArray
-from ._array import DEFAULT_DTYPE, NumpyError, ndarray, wrap
+from ._array import DEFAULT_DTYPE, NumpyError, OrderNotSupportedError, ndarray, wrap
 
 __all__ = ["array", "asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "eye",
            "identity", "zeros_like", "ones_like", "full_like", "empty_like"]
@@ -41,7 +41,8 @@ def _dtype(dtype: Any) -> onp.dtype:
 
 def _check_order(order: str | None) -> None:
     if order not in (None, "C"):
-        raise NumpyError(f"order={order!r}: dagnet.numpy arrays are C-ordered only ('C')")
+        raise OrderNotSupportedError(f"order={order!r}: dagnet.numpy arrays are C-ordered only "
+                                     f"('C')")
 
 
 def empty(shape: int | Sequence[int], dtype: Any = None, order: str = "C",

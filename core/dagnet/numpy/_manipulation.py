@@ -17,7 +17,7 @@ import numpy as onp
 from .. import ndarray as nd
 from .._errors import ShapeError
 from ..ndarray import NDArray
-from ._array import NumpyError, _reshaped, ndarray, reshape_view, wrap
+from ._array import NumpyError, OrderNotSupportedError, _reshaped, ndarray, reshape_view, wrap
 from ._elementwise import as_operand, maximum, minimum, promote
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "swapaxes", "moveaxis", "ravel",
@@ -69,7 +69,7 @@ def reshape(a: Any, newshape: Any, order: str = "C") -> ndarray:
     """``a`` with shape ``newshape`` (NumPy's rules: ``0`` is a size, one ``-1`` is
     inferred); a view of the same memory."""
     if order != "C":
-        raise NumpyError(f"reshape: order={order!r} is not supported; only 'C'")
+        raise OrderNotSupportedError(f"reshape: order={order!r} is not supported; only 'C'")
     a = _array(a)
     shape = _target_shape(a.size, newshape)
     if a.size == 0:  # no values to share: a new empty array of the shape
