@@ -64,3 +64,13 @@ def test_npx_save_and_load(tmp_path):
 def test_samplers_outside_the_subset_say_so():
     with pytest.raises(AttributeError, match="does not provide 'seed' yet"):
         np.random.seed  # noqa: B018
+
+
+def test_multinomial_counts():
+    counts = np.random.multinomial(20000, [0.1, 0.2, 0.7], size=(2, 3))
+    assert counts.shape == (2, 3, 3) and counts.dtype == onp.int64
+    assert (counts.sum(axis=-1).asnumpy() == 20000).all()
+    onp.testing.assert_allclose(counts.asnumpy() / 20000, onp.broadcast_to([0.1, 0.2, 0.7],
+                                                                            (2, 3, 3)), atol=0.03)
+    assert np.random.multinomial(5, np.array([0.5, 0.5])).shape == (2,)
+    assert np.random.multinomial(5, [0.5, 0.5], size=(0, 2)).shape == (0, 2, 2)

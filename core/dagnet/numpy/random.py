@@ -19,7 +19,7 @@ from ..ndarray import NDArray
 from ._array import DEFAULT_DTYPE, NumpyError, _reshaped, ndarray, wrap
 from ._elementwise import add, as_operand, multiply, subtract
 
-__all__ = ["uniform", "normal", "randint", "choice", "rand", "randn", "shuffle"]
+__all__ = ["uniform", "normal", "randint", "choice", "multinomial", "rand", "randn", "shuffle"]
 
 
 def _size(size: Any) -> tuple[int, ...]:
@@ -138,6 +138,29 @@ def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, ctx: A
     if population is not None:
         picks = wrap(nd.take(population, picks, axis=0))
     return _finish(_reshaped(picks, shape), out)
+
+
+def multinomial(n: int, pvals: Any, size: Any = None) -> ndarray:
+    """Counts (int64) of each of ``len(pvals)`` outcomes in ``n`` draws with
+    probabilities ``pvals``; ``size`` experiments give shape ``size + (len(pvals),)``."""
+    from ._creation import array, zeros
+
+    weights = as_operand(pvals)
+    if not isinstance(weights, NDArray):
+        weights = array(weights)
+    if weights.ndim != 1:
+        raise NumpyError(f"multinomial: pvals must be 1-d, got shape {weights.shape}")
+    outcomes = weights.shape[0]
+    shape = _size(size) + (outcomes,)
+    experiments = int(onp.prod(shape[:-1])) if shape[:-1] else 1
+    if int(n) < 0:
+        raise NumpyError(f"multinomial: n must be >= 0, got {n}")
+    if 0 in shape or int(n) == 0:
+        return zeros(shape, onp.int64)
+    draws = _random.multinomial(weights.astype(DEFAULT_DTYPE, copy=False),
+                                shape=(experiments, int(n)), dtype="int32")
+    counts = nd.one_hot(draws, outcomes).sum(axis=1)
+    return _reshaped(counts.astype(onp.int64), shape)
 
 
 def rand(*size: int) -> ndarray:
