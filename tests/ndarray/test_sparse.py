@@ -208,14 +208,17 @@ def test_errors_name_what_is_wrong():
         nd.ones((2, 2)).tostype("csr").tostype("row_sparse")
     with pytest.raises(sparse.SparseStorageError, match="indptr must hold rows"):
         sparse.csr_matrix(([1.0], [0], [0, 1, 1]), shape=(3, 2))
-    with pytest.raises(sparse.SparseStorageError, match="column indices must be in"):
-        sparse.csr_matrix(([1.0], [5], [0, 1]), shape=(1, 2))
+    # index values are checked by check_format (creation checks shapes), as in MXNet
+    with pytest.raises(mx.MXNetError, match="column indices must be in"):
+        sparse.csr_matrix(([1.0], [5], [0, 1]), shape=(1, 2)).check_format()
     with pytest.raises(sparse.SparseStorageError, match="strictly ascending"):
-        sparse.csr_matrix(([1.0, 2.0], [1, 0], [0, 2]), shape=(1, 2))
+        sparse.csr_matrix(([1.0, 2.0], [1, 0], [0, 2]), shape=(1, 2)).check_format()
     with pytest.raises(sparse.SparseStorageError, match="indptr must be non-decreasing"):
-        sparse.csr_matrix(([1.0, 2.0], [0, 1], [0, 2, 1, 2]), shape=(3, 2))
+        sparse.csr_matrix(([1.0, 2.0], [0, 1], [0, 2, 1, 2]), shape=(3, 2)).check_format()
     with pytest.raises(sparse.SparseStorageError, match="row indices must be strictly"):
-        sparse.row_sparse_array(([[1.0], [2.0]], [3, 1]), shape=(4, 1))
+        sparse.row_sparse_array(([[1.0], [2.0]], [3, 1]), shape=(4, 1)).check_format()
+    with pytest.raises(ValueError, match="invalid shape"):
+        sparse.csr_matrix(([], [], [0, 0]))
     with pytest.raises(sparse.SparseStorageError, match="one row per index"):
         sparse.row_sparse_array(([[1.0], [2.0]], [1]), shape=(4, 1))
     r = sparse.zeros("row_sparse", (3, 2))

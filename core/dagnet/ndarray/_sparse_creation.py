@@ -2,9 +2,10 @@
 ``array`` of :mod:`dagnet.ndarray.sparse`, with MXNet 1.x's arguments and defaults.
 
 Components given as arrays are copied at the call (changing the source
-afterwards changes nothing) and checked: a malformed ``indptr`` or
-``indices`` raises :class:`~dagnet.ndarray.sparse.SparseStorageError` naming
-what is wrong.  The default value dtype is the source's for an NDArray, a
+afterwards changes nothing).  As in MXNet, creation checks only that their
+shapes fit (a mismatch raises :class:`~dagnet.ndarray.sparse.SparseStorageError`
+naming it); ``check_format()`` checks the index values themselves (order,
+range, ``indptr`` offsets) and names what is wrong.  The default value dtype is the source's for an NDArray, a
 numpy array or a scipy matrix, else float32; indices are int64.
 """
 
@@ -75,7 +76,7 @@ def _check_shape(given: Any, wanted: Any) -> None:
 
 def _from_components(stype: str, shape: tuple[int, ...], values: np.ndarray,
                      aux: list[np.ndarray], ctx: Any) -> BaseSparseNDArray:
-    check_components(stype, shape, values, aux)
+    check_components(stype, shape, values, aux, full_check=False)
     dev = device_of(_ctx(ctx))
     result = new_sparse(stype, shape, values.dtype, dev)
     if dev.numpy:  # a new array: nothing can be pending on it, so set it now
@@ -111,9 +112,10 @@ def _csr_from_definition(data: Any, indices: Any, indptr: Any, shape: Any, ctx: 
         raise SparseStorageError(f"csr_matrix: data, indices and indptr must be 1-D, got "
                                  f"shapes {values.shape}, {indices.shape} and {indptr.shape}")
     if shape is None:
-        if indptr.shape[0] == 0:
-            raise ValueError("invalid shape: indptr is empty")
-        shape = (indptr.shape[0] - 1, int(indices.max()) + 1 if indices.size else 0)
+        if indptr.shape[0] == 0 or indices.shape[0] == 0:
+            raise ValueError("invalid shape: the shape cannot be inferred without indices; "
+                             "pass shape=")
+        shape = (indptr.shape[0] - 1, int(indices.max()) + 1)
     shape = tuple(int(d) for d in shape)
     if len(shape) != 2:
         raise ShapeError(f"csr_matrix: the shape must be 2-D, got {shape}")

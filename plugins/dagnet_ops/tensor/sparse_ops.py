@@ -343,6 +343,20 @@ def _map_values(name: str, fn):
     return impl
 
 
+def _scalar_compare(name: str, fn):
+    """A comparison with a scalar whose result at 0 is 0 keeps the storage (MXNet's rule);
+    otherwise every element changes and the fallback computes densely."""
+    keep = _map_values(name, lambda xp, v, a: fn(v, xp.asarray(a.scalar, v.dtype))
+                       .astype(v.dtype))
+
+    def impl(call, inputs, out):
+        if fn(np.zeros((), inputs[0]._dtype), np.asarray(call.attrs.scalar)):
+            return NotImplemented
+        return keep(call, inputs, out)
+
+    return impl
+
+
 def _zeros_like_impl(call, inputs, out):
     (data,) = inputs
     if data.stype == "default":
@@ -435,6 +449,10 @@ for _name, _kind in (("elemwise_add", "add"), ("elemwise_sub", "sub"), ("elemwis
                      ("broadcast_sub", "sub"), ("broadcast_mul", "mul"),
                      ("broadcast_div", "div")):
     sparse.register_storage_impl(_name, _binary(_kind))
+for _name, _fn in (("_equal_scalar", np.equal), ("_not_equal_scalar", np.not_equal),
+                   ("_greater_scalar", np.greater), ("_greater_equal_scalar", np.greater_equal),
+                   ("_lesser_scalar", np.less), ("_lesser_equal_scalar", np.less_equal)):
+    sparse.register_storage_impl(_name, _scalar_compare(_name, _fn))
 sparse.register_storage_impl("cast_storage", _cast_storage_impl, dense_inputs=True)
 sparse.register_storage_impl("_sparse_retain", _retain_impl)
 sparse.register_storage_impl("dot", _dot_impl)
