@@ -5,8 +5,9 @@ Components given as arrays are copied at the call (changing the source
 afterwards changes nothing).  As in MXNet, creation checks only that their
 shapes fit (a mismatch raises :class:`~dagnet.ndarray.sparse.SparseStorageError`
 naming it); ``check_format()`` checks the index values themselves (order,
-range, ``indptr`` offsets) and names what is wrong.  The default value dtype is the source's for an NDArray, a
-numpy array or a scipy matrix, else float32; indices are int64.
+range, ``indptr`` offsets) and names what is wrong.  The default value dtype is the
+source's for an NDArray, a numpy array or a scipy matrix, else float32; indices are
+int64.
 """
 
 from __future__ import annotations
