@@ -15,6 +15,11 @@ __all__ = [
     "EngineTypeError",
     "DeletedVariableError",
     "OperatorFailedError",
+    "OperatorFailedIndexError",
+    "OperatorFailedValueError",
+    "OperatorFailedTypeError",
+    "OperatorFailedAttributeError",
+    "OperatorFailedNotImplementedError",
     "EngineDeadlockError",
     "EngineTimeoutError",
     "BackendUnavailableError",
@@ -77,6 +82,48 @@ class OperatorFailedError(EngineError):
         super().__init__(message)
         self.operator = operator
         self.original = original
+
+    @staticmethod
+    def wrapping(message: str, operator: str, original: BaseException) -> OperatorFailedError:
+        """The error a wait raises for ``original``: an :class:`OperatorFailedError` that is
+        also the builtin type MXNet raises for such a failure (``IndexError``,
+        ``ValueError``, ``TypeError``, ``AttributeError``, ``NotImplementedError``, as
+        ``mxnet.error`` maps them), so ``except IndexError`` catches an out-of-bounds
+        index found inside a kernel while the message stays dagnet's."""
+        for builtin, error_class in _FAILED_AS:
+            if isinstance(original, builtin):
+                return error_class(message, operator, original)
+        return OperatorFailedError(message, operator, original)
+
+
+class OperatorFailedIndexError(OperatorFailedError, IndexError):
+    """A pushed function raised an ``IndexError`` (MXNet's ``mxnet.error.IndexError``)."""
+
+
+class OperatorFailedValueError(OperatorFailedError, ValueError):
+    """A pushed function raised a ``ValueError`` (MXNet's ``mxnet.error.ValueError``)."""
+
+
+class OperatorFailedTypeError(OperatorFailedError, TypeError):
+    """A pushed function raised a ``TypeError`` (MXNet's ``mxnet.error.TypeError``)."""
+
+
+class OperatorFailedAttributeError(OperatorFailedError, AttributeError):
+    """A pushed function raised an ``AttributeError`` (MXNet's ``mxnet.error.AttributeError``)."""
+
+
+class OperatorFailedNotImplementedError(OperatorFailedError, NotImplementedError):
+    """A pushed function raised a ``NotImplementedError`` (MXNet's
+    ``mxnet.error.NotImplementedError``)."""
+
+
+_FAILED_AS = (
+    (NotImplementedError, OperatorFailedNotImplementedError),
+    (IndexError, OperatorFailedIndexError),
+    (ValueError, OperatorFailedValueError),
+    (TypeError, OperatorFailedTypeError),
+    (AttributeError, OperatorFailedAttributeError),
+)
 
 
 class EngineDeadlockError(EngineError):

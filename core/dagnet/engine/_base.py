@@ -83,7 +83,8 @@ class Failure:
         """What a wait raises for this failure.
 
         An ordinary exception comes wrapped in :class:`OperatorFailedError`
-        naming the operator, the original chained.  A ``KeyboardInterrupt``
+        naming the operator, the original chained; for the builtin types MXNet maps
+        (``IndexError``, ``ValueError``, ...) the wrapper is that type too.  A ``KeyboardInterrupt``
         or ``SystemExit`` (anything not an ``Exception``) is raised as
         itself, so that Ctrl-C and ``sys.exit()`` inside an engine function
         still stop the program; a note (Python 3.11+) names the operator.
@@ -97,7 +98,7 @@ class Failure:
             f"operator {self.operator!r} failed: {type(self.error).__name__}: {self.error}"
             f" (raised at {where}; the original traceback is above)"
         )
-        exc = OperatorFailedError(message, self.operator, self.error)
+        exc = OperatorFailedError.wrapping(message, self.operator, self.error)
         exc.__cause__ = self.error
         return exc
 
