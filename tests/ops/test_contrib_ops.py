@@ -118,3 +118,22 @@ def test_convolution_infers_data_back_from_its_output():
     d = b + mx.sym.Variable("c", shape=(5, 21, 32, 32))
     arg_shapes, _, _ = d.infer_shape()
     assert dict(zip(d.list_arguments(), arg_shapes))["a"] == (5, 10, 32, 32)
+
+
+def test_boolean_mask_output_shape_from_the_index_values():
+    data = mx.nd.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    data.attach_grad()
+    index = mx.nd.array([0, 1, 1])
+    index += 0  # still pending when the call is made: the call waits for it
+    with mx.autograd.record():
+        out = mx.nd.contrib.boolean_mask(data, index)
+    out.backward(mx.nd.array([[1, 1, 1], [2, 2, 2]]))
+    np.testing.assert_array_equal(out.asnumpy(), [[4, 5, 6], [7, 8, 9]])
+    np.testing.assert_array_equal(data.grad.asnumpy(), [[0, 0, 0], [1, 1, 1], [2, 2, 2]])
+    cols = mx.nd.contrib.boolean_mask(data, mx.nd.array([1, 0, 1]), axis=1)
+    np.testing.assert_array_equal(cols.asnumpy(), [[1, 3], [4, 6], [7, 9]])
+    with pytest.raises(mx.base.MXNetError, match="index has 2 entries"):
+        mx.nd.contrib.boolean_mask(data, mx.nd.array([1, 0]))
+    sym = mx.sym.contrib.boolean_mask(mx.sym.var("d"), mx.sym.var("i"))
+    with pytest.raises(mx.base.MXNetError):
+        sym.simple_bind(mx.cpu(), d=(3, 3), i=(3,))

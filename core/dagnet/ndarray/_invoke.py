@@ -277,6 +277,23 @@ class PreparedCall:
         self.infer_cache[key] = info
         return info
 
+    def _infer_from_values(self, inputs: Sequence[NDArray]) -> tuple:
+        """Output shapes, dtypes and byte sizes of an operator whose output shapes depend
+        on the input values (``Op.value_shapes``): waits for the inputs, never cached."""
+        name = self.name
+        values = [a.asnumpy() for a in inputs]
+        try:
+            outs = self.op.value_shapes(self.attrs, values)
+            _, touts = self.op.dtypes(self.attrs, [a._dtype for a in inputs])
+        except DagnetError as error:
+            raise type(error)(self._explain(error, inputs)) from None
+        if any(t is None for t in touts):
+            raise DTypeError(f"operator {name!r}: cannot infer the output dtypes {touts} from "
+                             f"inputs {self._describe(inputs)}")
+        shapes = tuple(tuple(int(d) for d in s) for s in outs)
+        dtypes = tuple(np.dtype(t) for t in touts)
+        return shapes, dtypes, tuple(math.prod(s) * t.itemsize for s, t in zip(shapes, dtypes))
+
     def _check_out(self, out: Any, shapes: tuple, dtypes: tuple, dev: Any
                    ) -> list[NDArray] | None:
         outs = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -356,9 +373,12 @@ class PreparedCall:
                 return _sparse_dispatch(self, inputs, out, ctx)
             key = tuple([a._shape for a in inputs] + [a._dtype for a in inputs])
             reads = [a._chunk.var for a in inputs]
-        info = self.infer_cache.get(key)
-        if info is None:
-            info = self._infer(inputs, key)
+        if self.op.value_shapes is not None:  # the output shape depends on the values
+            info = self._infer_from_values(inputs)
+        else:
+            info = self.infer_cache.get(key)
+            if info is None:
+                info = self._infer(inputs, key)
         shapes, dtypes, sizes = info
         kernel = self.kernels.get(dev.device_type) or self._kernel(dev.device_type)
         eng = pushing_engine()

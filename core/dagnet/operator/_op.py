@@ -212,6 +212,11 @@ class Op:
     # composing a symbol sets the variable's ``__init__`` (MXNet's
     # FSetInputVarAttrOnCompose).
     input_init: Mapping[str, str] = field(default_factory=dict)
+    # Output shapes from the input *values* (host numpy arrays), for an operator whose
+    # output shape depends on them (``boolean_mask``): imperative calls wait for the
+    # inputs and ask it; ``infer_shape`` then leaves those outputs unknown, so a symbolic
+    # graph holding such an operator cannot bind (as in MXNet 1.x outside np shape).
+    value_shapes: Callable[[Params, list[Any]], list[tuple[int, ...]]] | None = None
 
     # -- attributes as functions of the parameters ------------------------------
     def parse_params(self, kwargs: dict[str, Any]) -> Params:
