@@ -137,3 +137,33 @@ def test_boolean_mask_output_shape_from_the_index_values():
     sym = mx.sym.contrib.boolean_mask(mx.sym.var("d"), mx.sym.var("i"))
     with pytest.raises(mx.base.MXNetError):
         sym.simple_bind(mx.cpu(), d=(3, 3), i=(3,))
+
+
+def _proposal_inputs():
+    rng = np.random.RandomState(0)
+    for h in (5, 8):  # the draws of the case MXNet's values below come from
+        w = 5 if h == 5 else 6
+        cls, bbox = rng.random_sample((1, 18, h, w)), rng.random_sample((1, 36, h, w)) * 0.4 - 0.2
+    return mx.nd.array(cls), mx.nd.array(bbox), mx.nd.array([[120, 90, 0.8]])
+
+
+def test_proposal_matches_mxnet_and_multi_proposal_stacks_images():
+    cls, bbox, info = _proposal_inputs()
+    params = dict(feature_stride=16, scales=(2, 4, 8), ratios=(0.5, 1, 2), rpn_pre_nms_top_n=100,
+                  rpn_post_nms_top_n=20, rpn_min_size=8, threshold=0.5)
+    rois, score = mx.nd.contrib.Proposal(cls, bbox, info, output_score=True, **params)
+    assert rois.shape == (20, 5) and score.shape == (20, 1)
+    # MXNet 1.9.1's first three proposals for these inputs
+    np.testing.assert_allclose(
+        np.concatenate([rois.asnumpy(), score.asnumpy()], 1)[:3],
+        [[0.0, 7.19747, 70.29373, 39.73502, 96.87376, 0.998199],
+         [0.0, 42.57744, 0.0, 82.33884, 61.24746, 0.989525],
+         [0.0, 7.63083, 93.87540, 48.40971, 114.04442, 0.989088]], rtol=1e-5, atol=1e-4)
+    two = mx.nd.contrib.MultiProposal(mx.nd.concat(cls, cls, dim=0),
+                                      mx.nd.concat(bbox, bbox, dim=0),
+                                      mx.nd.concat(info, info, dim=0), **params)
+    np.testing.assert_array_equal(two.asnumpy()[:, 0], [0] * 20 + [1] * 20)
+    np.testing.assert_allclose(two.asnumpy()[20:, 1:], rois.asnumpy()[:, 1:])
+    with pytest.raises(mx.base.MXNetError, match="MultiProposal for a batch"):
+        mx.nd.contrib.Proposal(mx.nd.concat(cls, cls, dim=0), mx.nd.concat(bbox, bbox, dim=0),
+                               mx.nd.concat(info, info, dim=0), **params)
