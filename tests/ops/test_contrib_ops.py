@@ -167,3 +167,24 @@ def test_proposal_matches_mxnet_and_multi_proposal_stacks_images():
     with pytest.raises(mx.base.MXNetError, match="MultiProposal for a batch"):
         mx.nd.contrib.Proposal(mx.nd.concat(cls, cls, dim=0), mx.nd.concat(bbox, bbox, dim=0),
                                mx.nd.concat(info, info, dim=0), **params)
+
+
+def test_deformable_convolutions_match_mxnet():
+    x = mx.nd.array(np.arange(18.0).reshape(1, 2, 3, 3))
+    off = mx.nd.array(np.linspace(-1.3, 1.7, 2 * 4 * 4).reshape(1, 8, 2, 2))
+    w = mx.nd.array(np.linspace(-1, 1, 16).reshape(2, 2, 2, 2))
+    m = mx.nd.array(np.linspace(0.1, 0.9, 16).reshape(1, 4, 2, 2))
+    plain = mx.nd.contrib.DeformableConvolution(x, off, w, kernel=(2, 2), num_filter=2,
+                                                no_bias=True)
+    modulated = mx.nd.contrib.ModulatedDeformableConvolution(x, off, m, w, kernel=(2, 2),
+                                                             num_filter=2, no_bias=True)
+    # MXNet 1.9.1's values (its CPU kernels: the two read border points differently)
+    np.testing.assert_allclose(plain.asnumpy().ravel(),
+                               [-11.8219, -7.1832, -14.8434, -17.3497, 33.7901, 14.7213,
+                                25.449, 27.9183], atol=1e-3)
+    np.testing.assert_allclose(modulated.asnumpy().ravel(),
+                               [-6.234, -5.2863, -5.9079, -7.411, 16.8292, 10.3027, 9.9038,
+                                11.1981], atol=1e-3)
+    sym = mx.sym.contrib.ModulatedDeformableConvolution(
+        mx.sym.var("d"), mx.sym.var("o"), mx.sym.var("m"), kernel=(3, 3), num_filter=4, name="dc")
+    assert sym.list_arguments() == ["d", "o", "m", "dc_weight", "dc_bias"]
