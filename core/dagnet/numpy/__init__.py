@@ -27,7 +27,7 @@ from typing import Any
 import numpy as _onp
 
 from . import _elementwise, random
-from ._array import NotProvidedError, NumpyError, as_np_ndarray, ndarray
+from ._array import NotProvidedError, NumpyError, OrderNotSupportedError, as_np_ndarray, ndarray
 from ._creation import (
     arange,
     array,
@@ -115,6 +115,7 @@ __all__ = [
     "less", "less_equal", "linspace", "logical_and", "logical_or", "logical_xor", "matmul",
     "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "multiply", "nan",
     "ndarray", "newaxis", "not_equal", "NotProvidedError", "NumpyError", "ones", "ones_like",
+    "OrderNotSupportedError",
     "outer", "pi", "power", "prod", "random", "ravel", "remainder", "repeat", "reshape",
     "split", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "take", "tensordot",
     "tile", "transpose", "true_divide", "uint16", "uint32", "uint64", "uint8", "var", "vdot",
