@@ -151,6 +151,10 @@ def test_sparse_dot_matches_numpy():
     out_t = sparse.dot(c, nd.array(rhs_t), transpose_a=True)
     assert out_t.stype == "row_sparse"
     np.testing.assert_allclose(out_t.asnumpy(), lhs.T @ rhs_t, rtol=1e-5, atol=1e-6)
+    for forward_stype in ("default", "csr", "row_sparse"):  # any storage, the same values
+        forced = nd.dot(c, nd.array(rhs_t), transpose_a=True, forward_stype=forward_stype)
+        assert forced.stype == forward_stype
+        np.testing.assert_allclose(forced.asnumpy(), lhs.T @ rhs_t, rtol=1e-5, atol=1e-6)
     vec = nd.dot(c, nd.array(rhs[:, 0]))
     np.testing.assert_allclose(vec.asnumpy(), lhs @ rhs[:, 0], rtol=1e-5, atol=1e-6)
 
@@ -249,6 +253,16 @@ def test_executors_bind_sparse_arrays_as_dense_copies():
                        args_grad={"x": sparse.zeros("csr", DENSE.shape)})
     exe.forward(is_train=True)
     np.testing.assert_array_equal(exe.outputs[0].asnumpy(), 2 * DENSE)
-    exe.backward(nd.ones(DENSE.shape))
+    exe.backward(nd.ones(DENSE.shape).tostype("row_sparse"))  # a sparse head gradient
     assert exe.arg_dict["x"].stype == "default"
     np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.full(DENSE.shape, 2))
+
+
+def test_a_sparse_gradient_array_given_to_bind_receives_the_gradient():
+    grad = sparse.zeros("row_sparse", (3, 2))
+    exe = (mx.sym.Variable("x") * 3).bind(mx.cpu(), {"x": nd.ones((3, 2))},
+                                          args_grad={"x": grad})
+    exe.forward(is_train=True)
+    exe.backward(nd.ones((3, 2)))
+    assert grad.stype == "row_sparse"
+    np.testing.assert_array_equal(grad.asnumpy(), np.full((3, 2), 3))

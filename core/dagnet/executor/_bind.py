@@ -79,6 +79,10 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
                 raise ContextError(f"bind: {what} {name!r} is on {array.context} but the "
                                    f"executor binds to {dev.ctx}; move it with "
                                    f".as_in_context({dev.ctx})")
+    sparse_grads = [(i, g) for i, g in enumerate(grad_arrays)
+                    if g is not None and g.stype != "default"]
+    arg_arrays, grad_arrays, aux_arrays = (_dense(arg_arrays), _dense(grad_arrays),
+                                           _dense(aux_arrays))
     reqs = [r if g is not None else "null" for r, g in zip(_grad_reqs(symbol, grad_req),
                                                            grad_arrays)]
     given = {n: a.shape for n, a in zip(names + aux_names, arg_arrays + aux_arrays)}
@@ -89,8 +93,11 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
                              f"{grad.shape} but the argument has shape {array.shape}")
     types = {n: a.dtype for n, a in zip(names + aux_names, arg_arrays + aux_arrays)}
     entry_dtypes = _complete_dtypes(symbol, types, "bind")
-    return _make(symbol, dev, entry_shapes, entry_dtypes, arg_arrays, grad_arrays, aux_arrays,
-                 reqs, shared_exec)
+    executor = _make(symbol, dev, entry_shapes, entry_dtypes, arg_arrays, grad_arrays,
+                     aux_arrays, reqs, shared_exec)
+    # a sparse gradient array given to bind receives each backward pass's gradient, cast
+    executor._sparse_grads = [(target, grad_arrays[i]) for i, target in sparse_grads]
+    return executor
 
 
 def reshape(executor: Executor, partial_shaping: bool, allow_up_sizing: bool,
@@ -252,7 +259,11 @@ def _arrays(value: Any, names: list[str], what: str, kind: str, required: bool) 
         if array is not None and not isinstance(array, NDArray):
             raise TypeError(f"bind: {what} {name!r} must be an NDArray, got "
                             f"{type(array).__name__} (convert with dagnet.nd.array)")
-    # executors compute densely (MXNet's storage fallback): a sparse array is bound as a
-    # dense copy, which the executor's arg/grad/aux arrays then are
+    return arrays
+
+
+def _dense(arrays: list) -> list:
+    """Executors compute densely (MXNet's storage fallback): a sparse array is bound as a
+    dense copy, which the executor's arg/grad/aux array then is."""
     return [a.tostype("default") if a is not None and a.stype != "default" else a
             for a in arrays]

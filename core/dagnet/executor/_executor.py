@@ -56,6 +56,9 @@ class Executor:
     """A symbol bound to arrays on one device; run it with :meth:`forward` and
     :meth:`backward`.  Make one with ``symbol.simple_bind`` or ``symbol.bind``."""
 
+    # (sparse array given to bind, the dense gradient array standing in for it)
+    _sparse_grads: list = []
+
     def __init__(self, symbol: Any, dev: Any, graph: Graph, arg_arrays: list[NDArray],
                  grad_arrays: list[NDArray | None], aux_arrays: list[NDArray],
                  grad_reqs: list[str], shared_exec: Executor | None = None):
@@ -213,6 +216,9 @@ class Executor:
         push, ctx = eng.push, self._ctx
         for opr in self._program(True, bool(is_train)):
             push(opr, ctx)
+        for target, dense in self._sparse_grads:  # sparse gradient arrays given to bind
+            if any(g is dense for g in self.grad_arrays):
+                dense.copyto(target)
 
     def _monitored_backward(self, eng: Any, is_train: bool) -> None:
         # each backward operator's results are named <node>_backward_<input>, as MXNet does
@@ -515,9 +521,12 @@ def _helper_fn(kind: str, ins: list, outs: list) -> Callable[[Any], None]:
 
 
 def _copy_into(value: Any, target: NDArray) -> None:
-    """Copy an NDArray (any device, converting dtype) or host values into ``target``."""
+    """Copy an NDArray (any device, converting dtype; a sparse one densified) or host values
+    into ``target``."""
     if isinstance(value, NDArray):
-        if value is not target:
+        if value.stype != "default":
+            value.copyto(target)  # a cast into the dense target
+        elif value is not target:
             push_copy(value, target)
     else:
         target[:] = value

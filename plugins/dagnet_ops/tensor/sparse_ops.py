@@ -224,7 +224,8 @@ def _dot_impl(call, inputs, out):
         sparse.push_sparse(dot_csr_dns, [lhs, rhs], [result], "dot")
     else:
         shape = (n_cols,) if vector else (n_cols, k)
-        result = sparse.new_sparse("row_sparse", shape, dtype, dev)
+        # the function runs later: it keeps its own name for the array (result is rebound)
+        result = rsp_result = sparse.new_sparse("row_sparse", shape, dtype, dev)
 
         def dot_csrT_dns(xp):
             values, (indptr, cols) = sparse.components(lhs)
@@ -234,12 +235,15 @@ def _dot_impl(call, inputs, out):
             if len(cols):
                 scatter_add(xp, total, cols, (values[:, None] * r[rows]).astype(dtype))
             kept = xp.unique(cols)
-            sparse.set_components(result, total[kept].reshape((len(kept),) + shape[1:]), [kept])
+            sparse.set_components(rsp_result, total[kept].reshape((len(kept),) + shape[1:]),
+                                  [kept])
 
         sparse.push_sparse(dot_csrT_dns, [lhs, rhs], [result], "dot")
     wanted = attrs.forward_stype
     if wanted is not None and wanted != result.stype:
-        result = result.tostype(wanted)
+        # csr from row_sparse goes through dense storage
+        dense = result.tostype("default")
+        result = dense if wanted == "default" else dense.tostype(wanted)
     return _finish(result, out)
 
 
