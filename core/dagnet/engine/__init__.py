@@ -29,6 +29,7 @@ from ._base import (
     Var,
     current_block,
     interruptible_wait,
+    running_engine,
 )
 from ._bulk import bulk, bulk_listeners, bulk_state, set_bulk_size
 from ._inline import inline_active, run_inline
@@ -75,4 +76,5 @@ __all__ = [
     "get",
     "interruptible_wait",
     "names",
+    "running_engine",
 ]

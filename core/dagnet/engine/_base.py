@@ -202,6 +202,7 @@ class Operator:
 
 class _Running(threading.local):
     block: Block | None = None  # a class default: reading it never raises inside
+    engine: Engine | None = None  # the engine running ``block``
 
 
 _running = _Running()
@@ -211,6 +212,12 @@ _CPU = cpu()
 def current_block() -> Block | None:
     """The function this thread is running for an engine, if any."""
     return _running.block
+
+
+def running_engine() -> Engine | None:
+    """The engine whose function this thread is running, if any: work pushed from inside
+    an engine function belongs on that engine (it cannot wait for another to drain)."""
+    return _running.engine if _running.block is not None else None
 
 
 def _unique(variables: Iterable[Var] | None, what: str) -> tuple:
@@ -457,8 +464,8 @@ class Engine(abc.ABC):
             self._execute_reported(block, run_ctx, done)
             return
         running = _running
-        previous = running.block
-        running.block = block
+        previous, previous_engine = running.block, running.engine
+        running.block, running.engine = block, self
         try:
             if block.is_async:
                 self._start_async(block, run_ctx, done)
@@ -469,7 +476,7 @@ class Engine(abc.ABC):
         except BaseException as error:  # SystemExit in a worker must not lose the block
             self._fail(block, error)
         finally:
-            running.block = previous
+            running.block, running.engine = previous, previous_engine
         if not block.is_async:
             done(block)
 
@@ -478,8 +485,8 @@ class Engine(abc.ABC):
         """:meth:`_execute` for a block that is not skipped, timed and reported to the
         engine listeners (``dagnet.engine.add_listener``)."""
         running = _running
-        previous = running.block
-        running.block = block
+        previous, previous_engine = running.block, running.engine
+        running.block, running.engine = block, self
         failed = False
         start = _listener.clock()
         try:
@@ -493,7 +500,7 @@ class Engine(abc.ABC):
             failed = True
             self._fail(block, error)
         finally:
-            running.block = previous
+            running.block, running.engine = previous, previous_engine
             end = _listener.clock()
             _listener.report(_listener.Execution(
                 block.name, block.ctx, block.prop, start, end, threading.get_ident(),

@@ -10,7 +10,7 @@ import weakref
 
 from .. import config, plugins
 from .._errors import EngineError, EngineTypeError
-from ._base import Engine
+from ._base import Engine, running_engine
 
 __all__ = ["create", "get", "current", "names"]
 
@@ -65,9 +65,14 @@ def current() -> Engine:
 
     When the configured engine changes (``with dagnet.config.set(engine=...)``)
     the previous one first finishes its outstanding work, so variables move
-    between engines with nothing in flight.
+    between engines with nothing in flight.  Inside an engine function (a custom
+    operator's Python code, say) it is the engine running that function, which
+    cannot finish its work while the function waits.
     """
     global _active
+    running = running_engine()
+    if running is not None:
+        return running
     engine = get()
     if engine is not _active:
         with _lock:

@@ -63,7 +63,8 @@ def pushing_engine() -> Any:
     if generation == _cache_generation and eng is not None:
         return eng
     eng = _engine_module.current()  # finishes the previous engine's work if it changed
-    _cache_generation, _cache_engine = generation, eng
+    if _engine_module.running_engine() is None:  # not one engine function's own choice
+        _cache_generation, _cache_engine = generation, eng
     return eng
 
 

@@ -457,6 +457,24 @@ class EngineConformance:
             dagnet_engine.wait_for_all(timeout=GUARD)
             assert done == list(range(round_ + 1))
 
+
+    def test_work_pushed_from_inside_a_function_stays_on_its_engine(
+            self, dagnet_engine: Engine) -> None:
+        """Inside a function, the current engine is the one running it, whatever config
+        names (a custom operator's own calls cannot wait for another engine to drain)."""
+        others = [n for n in dagnet.engine.names() if n != dagnet_engine.name]
+        seen: list[Any] = []
+        var = dagnet_engine.new_var()
+
+        def outer(run_ctx: RunContext) -> None:
+            seen.append((dagnet.engine.running_engine(), dagnet.engine.current()))
+
+        with config.set(engine=others[0] if others else dagnet_engine.name):
+            dagnet.engine.current()  # the configured engine is the active one
+            dagnet_engine.push_sync(outer, mutate_vars=[var], name="outer")
+            dagnet_engine.wait_for_var(var, timeout=GUARD)
+        assert seen == [(dagnet_engine, dagnet_engine)]
+        assert dagnet.engine.running_engine() is None
     # -- 2. pushing --------------------------------------------------------------
 
     def test_push_returns_at_once(self, dagnet_engine_name: str,
