@@ -261,3 +261,27 @@ def test_hybridized_blocks_are_freed_without_the_cycle_collector():
             assert alive() is None
     finally:
         gc.enable()
+
+
+def test_a_name_scope_entered_for_a_temporary_holds_its_prefix():
+    """``with _BlockScope(holder):`` names children after a holder nobody else keeps, on the
+    thread that entered it (MXNet's thread-local block scope)."""
+    import threading
+
+    from dagnet.gluon import block
+
+    class Holder:
+        def __init__(self, prefix):
+            self.prefix = prefix
+            self._empty_prefix = False
+
+    names: list[str] = []
+
+    def spawned():
+        with block._BlockScope(Holder("spawned_")):
+            names.append(mx.name.NameManager.current.get(None, "hello"))
+
+    thread = threading.Thread(target=spawned)
+    thread.start()
+    thread.join()
+    assert names == ["spawned_hello0"]

@@ -43,17 +43,19 @@ class _BlockScope:
 
     _current = threading.local()
 
-    def __init__(self, block: Block):
-        # weak: a block and its scope would otherwise form a cycle, and a block with a cached
-        # graph (and that graph's arrays) would wait for the cyclic collector to be freed
+    def __init__(self, block: Block, weak: bool = False):
+        # a block's own scope holds it weakly: the two would otherwise form a cycle, and a
+        # block with a cached graph (and that graph's arrays) would wait for the cyclic
+        # collector to be freed; a scope made for any other holder keeps it until exit
         self._block_ref = weakref.ref(block)
+        self._entered: Block | None = None if weak else block
         self._counter: dict[str, int] = {}
         self._old_scope: _BlockScope | None = None
         self._name_scope: Any = None
 
     @property
     def _block(self) -> Block:
-        return self._block_ref()
+        return self._entered if self._entered is not None else self._block_ref()
 
     @staticmethod
     def create(prefix: str | None, params: ParameterDict | None,
@@ -80,6 +82,7 @@ class _BlockScope:
     def __enter__(self) -> _BlockScope:
         if self._block._empty_prefix:
             return self
+        self._entered = self._block  # held strongly while the scope is entered
         self._old_scope = getattr(_BlockScope._current, "value", None)
         _BlockScope._current.value = self
         self._name_scope = _name.Prefix(self._block.prefix)
@@ -94,7 +97,7 @@ class _BlockScope:
         _BlockScope._current.value = self._old_scope
         # a child entered while its parent traced must not keep the parent (and the
         # parent's cached graph and arrays) alive after the scope closes
-        self._old_scope = None
+        self._old_scope = self._entered = None
 
 
 def _flatten(args: Any, what: str) -> tuple[list, Any]:
@@ -177,7 +180,7 @@ class Block:
         self._empty_prefix = prefix == ""
         self._prefix, self._params = _BlockScope.create(prefix, params, self._alias())
         self._name = self._prefix[:-1] if self._prefix.endswith("_") else self._prefix
-        self._scope = _BlockScope(self)
+        self._scope = _BlockScope(self, weak=True)
         self._children: OrderedDict[str, Block] = OrderedDict()
         self._reg_params: dict[str, Parameter] = {}
         self._forward_hooks: OrderedDict[int, Any] = OrderedDict()
