@@ -64,6 +64,9 @@ _KEYS: dict[str, Key] = {
         Key("cpu_kernel_threads", int, 1,
             "threads one CPU kernel may split its work over (convolution: blocks of samples); "
             "each calls BLAS, which keeps its own thread count", _positive),
+        Key("cpu_onednn", bool, True,
+            "float32 convolutions on the CPU run oneDNN's kernels when its library is "
+            "installed (pip install onednn-cpu-gomp); off, or without it, numpy's"),
         Key("engine_max_pending", int, 16,
             "functions a pushing thread may have outstanding on a threaded engine before a "
             "push waits for the workers to catch up (the bound doubles while functions are "

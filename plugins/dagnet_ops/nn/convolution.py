@@ -31,7 +31,8 @@ from ._common import (
     to_channel_first,
     to_channel_last,
 )
-from ._im2col import conv_forward, conv_grad_data, conv_grad_weight, window_count
+from ._conv_kernels import conv_forward, conv_grad_data, conv_grad_weight
+from ._im2col import window_count
 from ._second_order import affine_backward_gradient
 
 __all__ = ["OPS", "ConvolutionParam", "conv_geometry", "CHANNEL_FIRST", "LAYOUTS"]

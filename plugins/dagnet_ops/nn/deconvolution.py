@@ -23,7 +23,7 @@ from dagnet.operator import (
 
 from .._draw import Draw
 from ._common import set_shape, spatial
-from ._im2col import conv_forward, conv_grad_data, conv_grad_weight
+from ._conv_kernels import conv_forward, conv_grad_data, conv_grad_weight
 from ._second_order import affine_backward_gradient
 from .convolution import CHANNEL_FIRST, conv_geometry
 

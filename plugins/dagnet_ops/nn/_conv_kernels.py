@@ -1,0 +1,62 @@
+"""The convolution kernels the layers call: oneDNN's for float32 arrays on numpy when it
+is installed and switched on (see ``_onednn``), otherwise the im2col kernels of
+``_im2col`` (any dtype, numpy or cupy).  Signatures are the im2col ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _im2col, _onednn
+from ._common import threads_for
+
+__all__ = ["conv_forward", "conv_grad_data", "conv_grad_weight"]
+
+
+def _onednn_for(xp: Any, *arrays: Any):
+    """The oneDNN library when it should run a kernel on ``arrays``, else None."""
+    if xp is not np or any(a.dtype != np.float32 for a in arrays):
+        return None
+    return _onednn.library()
+
+
+def _plain(array: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(array)
+
+
+def conv_forward(xp, x, w, stride, dilate, pad, groups, out=None):
+    """Cross-correlation of ``x`` ``(N, C, *S)`` with filters ``w`` ``(F, C/groups, *K)``:
+    ``(N, F, *out)``, written into ``out`` when given and it fits (it must not overlap
+    ``x``)."""
+    lib = _onednn_for(xp, x, w)
+    if lib is not None:
+        y = _onednn.conv_forward(lib, _plain(x), _plain(w), stride, dilate, pad, groups,
+                                 threads_for(xp), out)
+        if y is not None:
+            return y
+    return _im2col.conv_forward(xp, x, w, stride, dilate, pad, groups, out)
+
+
+def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out=None):
+    """The gradient of :func:`conv_forward` with respect to its input of shape ``x_shape``
+    (also the transposed convolution of ``dy`` with ``w``), written into ``out`` when given
+    and it fits (it must not overlap ``dy``)."""
+    lib = _onednn_for(xp, dy, w)
+    if lib is not None:
+        dx = _onednn.conv_grad_data(lib, _plain(dy), _plain(w), x_shape, stride, dilate, pad,
+                                    groups, threads_for(xp), out)
+        if dx is not None:
+            return dx
+    return _im2col.conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out)
+
+
+def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups):
+    """The gradient of :func:`conv_forward` with respect to the filters (shape ``w_shape``)."""
+    lib = _onednn_for(xp, x, dy)
+    if lib is not None:
+        dw = _onednn.conv_grad_weight(lib, _plain(x), _plain(dy), w_shape, stride, dilate, pad,
+                                      groups, threads_for(xp))
+        if dw is not None:
+            return dw
+    return _im2col.conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups)

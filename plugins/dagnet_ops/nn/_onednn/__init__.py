@@ -1,0 +1,33 @@
+"""oneDNN's CPU kernels for dagnet's layers, called through ctypes.
+
+Used when the ``onednn-cpu-gomp`` wheel is installed (``libdnnl.so.3`` in the
+environment's ``lib``) and ``config cpu_onednn`` is on (``DAGNET_CPU_ONEDNN=0`` turns it
+off); otherwise :func:`library` is None and layers run their numpy kernels.  Why the
+library did not load is logged at debug level (logger ``dagnet_ops.nn.onednn``) and kept
+by :func:`unavailable_reason`.
+"""
+
+from __future__ import annotations
+
+from dagnet import config
+
+from ._convolution import conv_forward, conv_grad_data, conv_grad_weight
+from ._library import DISTRIBUTION, Library, OneDNNError, failure, load
+
+__all__ = ["library", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
+           "conv_forward", "conv_grad_data", "conv_grad_weight"]
+
+
+def library() -> Library | None:
+    """The loaded oneDNN library if kernels should use it now, else None."""
+    if not config.get("cpu_onednn"):
+        return None
+    return load()
+
+
+def unavailable_reason() -> str | None:
+    """Why :func:`library` is None (switched off, or the load error), or None if it is not."""
+    if not config.get("cpu_onednn"):
+        return "switched off (config cpu_onednn / DAGNET_CPU_ONEDNN)"
+    load()
+    return failure()

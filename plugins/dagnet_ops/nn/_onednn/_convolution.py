@@ -1,0 +1,201 @@
+"""Convolution through oneDNN: forward, data gradient and weight (+ bias) gradient.
+
+Each distinct problem (shapes, stride, dilation, padding, groups, bias) builds its three
+primitives once; a training step repeats the same problems, so later calls only point
+the memory objects at the new arrays and run.  Layouts are left to oneDNN
+(``format_tag any``: blocked channels on AVX-512), and the kernels reorder to and from
+the plain NCHW / OIHW arrays dagnet passes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from ._library import DIMS, Library, OneDNNError, log
+from ._primitive import Argument, Kernel, MemoryDesc, scratchpad_attr
+
+__all__ = ["ConvProblem", "kernel_for", "conv_forward", "conv_grad_data", "conv_grad_weight"]
+
+_FORWARD_TRAINING = 64
+_CONVOLUTION_DIRECT = 1
+_CACHE_SIZE = 256  # problems kept: a large network has a few dozen distinct ones
+
+
+class ConvProblem(NamedTuple):
+    """One convolution's shapes and parameters (dagnet's: ``w`` is ``(F, C/g, *kernel)``)."""
+
+    x_shape: tuple[int, ...]
+    w_shape: tuple[int, ...]
+    y_shape: tuple[int, ...]
+    stride: tuple[int, ...]
+    dilate: tuple[int, ...]
+    pad: tuple[int, ...]
+    groups: int
+    bias: bool
+
+    @property
+    def onednn_w_shape(self) -> tuple[int, ...]:
+        """The weight as oneDNN sees it: ``(g, F/g, C/g, *kernel)`` with groups."""
+        if self.groups == 1:
+            return self.w_shape
+        return (self.groups, self.w_shape[0] // self.groups, *self.w_shape[1:])
+
+
+class _Descs:
+    """The memory descriptors and geometry arrays shared by a problem's primitives."""
+
+    def __init__(self, lib: Library, p: ConvProblem):
+        any_md = lambda shape: MemoryDesc(lib, shape, any_layout=True)  # noqa: E731
+        self.x, self.w, self.y = any_md(p.x_shape), any_md(p.onednn_w_shape), any_md(p.y_shape)
+        self.b = MemoryDesc(lib, (p.w_shape[0],)) if p.bias else None
+        self.stride = DIMS(*p.stride)
+        self.dilate = DIMS(*(d - 1 for d in p.dilate))  # oneDNN counts the gaps
+        self.pad = DIMS(*p.pad)
+        self.attr = scratchpad_attr(lib)
+        self.lib = lib
+
+    @property
+    def bias_handle(self) -> ctypes.c_void_p | None:
+        return self.b.handle if self.b is not None else None
+
+    def __del__(self):
+        self.lib.dll.dnnl_primitive_attr_destroy(self.attr)
+
+
+def _forward_pd(lib: Library, d: _Descs) -> ctypes.c_void_p:
+    pd = ctypes.c_void_p()
+    lib.check(lib.dll.dnnl_convolution_forward_primitive_desc_create(
+        ctypes.byref(pd), lib.engine, _FORWARD_TRAINING, _CONVOLUTION_DIRECT,
+        d.x.handle, d.w.handle, d.bias_handle, d.y.handle,
+        d.stride, d.dilate, d.pad, d.pad, d.attr), "convolution forward descriptor")
+    return pd
+
+
+def _forward(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
+    args = [Argument("src", p.x_shape), Argument("weights", p.onednn_w_shape),
+            Argument("dst", p.y_shape, output=True)]
+    if p.bias:
+        args.append(Argument("bias", (p.w_shape[0],)))
+    return Kernel(lib, _forward_pd(lib, d), args, "convolution forward")
+
+
+def _backward_data(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
+    hint = _forward_pd(lib, d)
+    try:
+        pd = ctypes.c_void_p()
+        lib.check(lib.dll.dnnl_convolution_backward_data_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _CONVOLUTION_DIRECT, d.x.handle, d.w.handle,
+            d.y.handle, d.stride, d.dilate, d.pad, d.pad, hint, d.attr),
+            "convolution backward-data descriptor")
+    finally:
+        lib.dll.dnnl_primitive_desc_destroy(hint)
+    args = [Argument("diff_dst", p.y_shape), Argument("weights", p.onednn_w_shape),
+            Argument("diff_src", p.x_shape, output=True)]
+    return Kernel(lib, pd, args, "convolution backward data")
+
+
+def _backward_weights(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
+    hint = _forward_pd(lib, d)
+    try:
+        pd = ctypes.c_void_p()
+        lib.check(lib.dll.dnnl_convolution_backward_weights_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _CONVOLUTION_DIRECT, d.x.handle, d.w.handle,
+            d.bias_handle, d.y.handle, d.stride, d.dilate, d.pad, d.pad, hint, d.attr),
+            "convolution backward-weights descriptor")
+    finally:
+        lib.dll.dnnl_primitive_desc_destroy(hint)
+    args = [Argument("src", p.x_shape), Argument("diff_dst", p.y_shape),
+            Argument("diff_weights", p.onednn_w_shape, output=True)]
+    if p.bias:
+        args.append(Argument("diff_bias", (p.w_shape[0],), output=True))
+    return Kernel(lib, pd, args, "convolution backward weights")
+
+
+_BUILDERS: dict[str, Callable[[Library, ConvProblem, _Descs], Kernel]] = {
+    "forward": _forward, "backward_data": _backward_data, "backward_weights": _backward_weights,
+}
+_cache: OrderedDict[tuple[str, ConvProblem], Kernel | None] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def kernel_for(lib: Library, pass_: str, problem: ConvProblem) -> Kernel | None:
+    """The cached kernel for one pass (``forward``, ``backward_data`` or
+    ``backward_weights``) of ``problem``, built on first use; None when oneDNN has no
+    kernel for it (remembered too)."""
+    key = (pass_, problem)
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    try:
+        kernel = _BUILDERS[pass_](lib, problem, _Descs(lib, problem))
+    except OneDNNError as exc:
+        log.debug("oneDNN has no %s convolution kernel for %s, numpy's is used: %s",
+                  pass_, problem, exc)
+        kernel = None
+    with _cache_lock:
+        _cache[key] = kernel
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return kernel
+
+
+def _output(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    """``out`` if the kernel can write it directly (float32, C order, of ``shape``), else a
+    new array."""
+    if out is not None and out.shape == shape and out.dtype == np.float32 and \
+            out.flags.c_contiguous:
+        return out
+    return np.empty(shape, np.float32)
+
+
+def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups) -> ConvProblem | None:
+    shapes = (tuple(x_shape), tuple(w_shape), tuple(y_shape))
+    if not all(all(shape) for shape in shapes):
+        return None  # oneDNN takes no empty arrays; numpy's kernels handle them
+    return ConvProblem(*shapes, tuple(stride), tuple(dilate), tuple(pad), groups, False)
+
+
+def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None):
+    """``x`` ``(N, C, *S)`` cross-correlated with ``w`` ``(F, C/groups, *K)`` (float32),
+    written into ``out`` when it fits; None when oneDNN has no kernel for it."""
+    y_shape = (x.shape[0], w.shape[0], *(
+        (s + 2 * p - d * (k - 1) - 1) // st + 1
+        for s, p, d, k, st in zip(x.shape[2:], pad, dilate, w.shape[2:], stride)))
+    problem = _problem(x.shape, w.shape, y_shape, stride, dilate, pad, groups)
+    kernel = problem and kernel_for(lib, "forward", problem)
+    if kernel is None:
+        return None
+    y = _output(out, y_shape)
+    kernel.run({"src": x, "weights": w, "dst": y}, threads)
+    return y
+
+
+def conv_grad_data(lib, dy, w, x_shape, stride, dilate, pad, groups, threads, out=None):
+    """The gradient of :func:`conv_forward` for its input of ``x_shape``, written into
+    ``out`` when it fits; None when oneDNN has no kernel for it."""
+    problem = _problem(x_shape, w.shape, dy.shape, stride, dilate, pad, groups)
+    kernel = problem and kernel_for(lib, "backward_data", problem)
+    if kernel is None:
+        return None
+    dx = _output(out, tuple(x_shape))
+    kernel.run({"diff_dst": dy, "weights": w, "diff_src": dx}, threads)
+    return dx
+
+
+def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads):
+    """The gradient of :func:`conv_forward` for its filters of ``w_shape``; None when oneDNN
+    has no kernel for it."""
+    problem = _problem(x.shape, w_shape, dy.shape, stride, dilate, pad, groups)
+    kernel = problem and kernel_for(lib, "backward_weights", problem)
+    if kernel is None:
+        return None
+    dw = np.empty(tuple(w_shape), np.float32)
+    kernel.run({"src": x, "diff_dst": dy, "diff_weights": dw}, threads)
+    return dw

@@ -1,0 +1,209 @@
+"""Loading oneDNN (``libdnnl.so.3`` from the ``onednn-cpu-gomp`` wheel) through ctypes.
+
+The C API of oneDNN v3 (``dnnl.h``) is called directly: no compiler, no binding package.
+One CPU engine serves the process; each thread that runs primitives gets its own stream
+and its own OpenMP thread count (OpenMP's ``nthreads`` setting belongs to the calling
+thread), set from ``config cpu_kernel_threads`` before each run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+
+from dagnet import DagnetError
+
+__all__ = ["OneDNNError", "Library", "load", "DIMS", "ExecArg"]
+
+log = logging.getLogger("dagnet_ops.nn.onednn")
+
+DISTRIBUTION = "onednn-cpu-gomp"
+_SONAME = "libdnnl.so.3"
+MAX_NDIMS = 12  # DNNL_MAX_NDIMS: every dnnl_dims_t is an int64 array of this length
+DIMS = ctypes.c_int64 * MAX_NDIMS
+
+_STATUS = {
+    1: "out of memory",
+    2: "invalid arguments",
+    3: "unimplemented (no oneDNN kernel for these shapes and parameters)",
+    4: "last implementation reached",
+    5: "runtime error",
+    6: "not required",
+}
+
+
+class OneDNNError(DagnetError, RuntimeError):
+    """A oneDNN call returned an error status; the message names the call and the status."""
+
+
+class ExecArg(ctypes.Structure):
+    """``dnnl_exec_arg_t``: an argument index (``DNNL_ARG_*``) and a memory object."""
+
+    _fields_ = [("arg", ctypes.c_int), ("memory", ctypes.c_void_p)]
+
+
+def _candidate_paths() -> list[Path]:
+    """Where the wheel puts the library: ``<prefix>/lib`` of this environment, or any file
+    of the installed distribution named like it."""
+    paths = [Path(sys.prefix) / "lib" / _SONAME]
+    try:
+        from importlib.metadata import PackageNotFoundError, distribution
+    except ImportError:  # pragma: no cover - Python < 3.8
+        return paths
+    try:
+        dist = distribution(DISTRIBUTION)
+    except PackageNotFoundError:
+        return paths
+    for file in dist.files or ():
+        if file.name == _SONAME:
+            paths.append(Path(dist.locate_file(file)).resolve())
+    return paths
+
+
+# (name, restype, argtypes) of every entry point used; a missing one fails the load
+_P = ctypes.c_void_p
+_PP = ctypes.POINTER(ctypes.c_void_p)
+_INT = ctypes.c_int
+_SIGNATURES = [
+    ("dnnl_engine_create", _INT, [_PP, _INT, ctypes.c_size_t]),
+    ("dnnl_stream_create", _INT, [_PP, _P, ctypes.c_uint]),
+    ("dnnl_stream_wait", _INT, [_P]),
+    ("dnnl_memory_desc_create_with_tag", _INT, [_PP, _INT, DIMS, _INT, _INT]),
+    ("dnnl_memory_desc_destroy", _INT, [_P]),
+    ("dnnl_memory_desc_equal", _INT, [_P, _P]),
+    ("dnnl_memory_desc_get_size", ctypes.c_size_t, [_P]),
+    ("dnnl_memory_create", _INT, [_PP, _P, _P, _P]),
+    ("dnnl_memory_set_data_handle", _INT, [_P, _P]),
+    ("dnnl_memory_destroy", _INT, [_P]),
+    ("dnnl_primitive_attr_create", _INT, [_PP]),
+    ("dnnl_primitive_attr_set_scratchpad_mode", _INT, [_P, _INT]),
+    ("dnnl_primitive_attr_destroy", _INT, [_P]),
+    ("dnnl_primitive_desc_query_md", _P, [_P, _INT, _INT]),
+    ("dnnl_primitive_desc_query", _INT, [_P, _INT, _INT, _P]),
+    ("dnnl_primitive_desc_destroy", _INT, [_P]),
+    ("dnnl_primitive_create", _INT, [_PP, _P]),
+    ("dnnl_primitive_execute", _INT, [_P, _P, _INT, ctypes.POINTER(ExecArg)]),
+    ("dnnl_primitive_destroy", _INT, [_P]),
+    ("dnnl_reorder_primitive_desc_create", _INT, [_PP, _P, _P, _P, _P, _P]),
+    ("dnnl_convolution_forward_primitive_desc_create", _INT,
+     [_PP, _P, _INT, _INT, _P, _P, _P, _P, DIMS, DIMS, DIMS, DIMS, _P]),
+    ("dnnl_convolution_backward_data_primitive_desc_create", _INT,
+     [_PP, _P, _INT, _P, _P, _P, DIMS, DIMS, DIMS, DIMS, _P, _P]),
+    ("dnnl_convolution_backward_weights_primitive_desc_create", _INT,
+     [_PP, _P, _INT, _P, _P, _P, _P, DIMS, DIMS, DIMS, DIMS, _P, _P]),
+]
+
+
+class _Version(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_int), ("minor", ctypes.c_int), ("patch", ctypes.c_int),
+                ("hash", ctypes.c_char_p), ("cpu_runtime", ctypes.c_uint),
+                ("gpu_runtime", ctypes.c_uint)]
+
+
+class Library:
+    """The loaded ``libdnnl`` with its entry points typed, the process's CPU engine, and a
+    stream per thread."""
+
+    def __init__(self, dll: ctypes.CDLL, path: Path):
+        self.dll = dll
+        self.path = path
+        for name, restype, argtypes in _SIGNATURES:
+            fn = getattr(dll, name)
+            fn.restype, fn.argtypes = restype, argtypes
+        dll.dnnl_version.restype = ctypes.POINTER(_Version)
+        v = dll.dnnl_version().contents
+        self.version = (v.major, v.minor, v.patch)
+        if v.major != 3:
+            raise OneDNNError(f"{path} is oneDNN {v.major}.{v.minor}; dagnet calls the v3 C API")
+        self.engine = ctypes.c_void_p()
+        self.check(dll.dnnl_engine_create(ctypes.byref(self.engine), 1, 0), "dnnl_engine_create")
+        self._local = threading.local()
+        self._omp_set_num_threads = _openmp_thread_setter()
+        self.max_threads: int | None = None  # 1 in a forked child (see _after_fork_in_child)
+
+    def check(self, status: int, call: str) -> None:
+        """Raise :class:`OneDNNError` naming ``call`` unless ``status`` is ``dnnl_success``."""
+        if status:
+            raise OneDNNError(
+                f"oneDNN call {call} failed: status {status} "
+                f"({_STATUS.get(status, 'unknown status')}); library {self.path}")
+
+    def stream(self, threads: int) -> ctypes.c_void_p:
+        """The calling thread's stream, with its OpenMP thread count set to ``threads``."""
+        local = self._local
+        if self.max_threads is not None:
+            threads = min(threads, self.max_threads)
+        stream = getattr(local, "stream", None)
+        if stream is None:
+            stream = ctypes.c_void_p()
+            self.check(self.dll.dnnl_stream_create(ctypes.byref(stream), self.engine, 1),
+                       "dnnl_stream_create")
+            local.stream, local.threads = stream, None
+        if local.threads != threads and self._omp_set_num_threads is not None:
+            self._omp_set_num_threads(threads)
+            local.threads = threads
+        return stream
+
+
+def _openmp_thread_setter():
+    """``omp_set_num_threads`` of the GNU OpenMP runtime libdnnl is linked to (already
+    loaded with it), or None if it cannot be found."""
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1")
+    except OSError:
+        return None
+    setter = gomp.omp_set_num_threads
+    setter.restype, setter.argtypes = None, [ctypes.c_int]
+    return setter
+
+
+_lock = threading.Lock()
+_library: Library | None = None
+_failure: str | None = None
+
+
+def load() -> Library | None:
+    """The library, loaded on first use; None (with the reason logged at debug level and
+    kept by :func:`failure`) when it is not installed or does not load."""
+    global _library, _failure
+    if _library is not None or _failure is not None:
+        return _library
+    with _lock:
+        if _library is None and _failure is None:
+            try:
+                _library = _open()
+            except (OSError, AttributeError, OneDNNError) as exc:
+                _failure = f"{type(exc).__name__}: {exc}"
+                log.debug("oneDNN kernels off, numpy kernels used instead: %s", _failure)
+    return _library
+
+
+def failure() -> str | None:
+    """Why the library did not load (None if it loaded or was not tried yet)."""
+    return _failure
+
+
+def _open() -> Library:
+    tried = []
+    for path in _candidate_paths():
+        if not path.exists():
+            tried.append(f"{path} (absent)")
+            continue
+        return Library(ctypes.CDLL(os.fspath(path)), path)
+    raise OSError(f"{_SONAME} not found; tried {', '.join(tried)} "
+                  f"(install it with: pip install {DISTRIBUTION})")
+
+
+def _after_fork_in_child() -> None:
+    # GNU OpenMP's thread pool does not survive fork: a child runs its primitives on one
+    # thread, which never touches the pool.
+    if _library is not None:
+        _library._local = threading.local()
+        _library.max_threads = 1
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

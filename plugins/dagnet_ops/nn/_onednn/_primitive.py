@@ -1,0 +1,186 @@
+"""One oneDNN primitive, ready to run on numpy arrays again and again.
+
+A :class:`Kernel` owns a primitive made from a primitive descriptor, its scratchpad, and
+for each argument a memory object whose data handle is pointed at the caller's array on
+every run.  Arguments arrive and leave in plain C order (NCHW, OIHW, ...); where the
+primitive chose another layout (``format_tag any``), the kernel reorders into and out
+of buffers of that layout around the run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._library import DIMS, ExecArg, Library
+
+__all__ = ["Kernel", "Argument", "MemoryDesc", "ARG", "QUERY_EXEC_ARG_MD", "F32", "FORMAT_ANY"]
+
+#: ``DNNL_ARG_*`` indices
+ARG = {"src": 1, "dst": 17, "weights": 33, "bias": 41, "scratchpad": 80,
+       "diff_src": 129, "diff_dst": 145, "diff_weights": 161, "diff_bias": 169}
+QUERY_EXEC_ARG_MD = 255
+F32 = 3  # dnnl_f32
+FORMAT_ANY = 1  # dnnl_format_tag_any
+_PLAIN_TAG = {1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7}  # ndim -> dnnl_a, dnnl_ab, ... (C order)
+_SCRATCHPAD_USER = 1  # dnnl_scratchpad_mode_user
+
+
+class MemoryDesc:
+    """A memory descriptor this process created (destroyed with it)."""
+
+    def __init__(self, lib: Library, shape: tuple[int, ...], *, any_layout: bool = False):
+        self.lib, self.shape = lib, tuple(shape)
+        dims = DIMS(*shape)
+        tag = FORMAT_ANY if any_layout else _PLAIN_TAG[len(shape)]
+        self.handle = ctypes.c_void_p()
+        lib.check(lib.dll.dnnl_memory_desc_create_with_tag(
+            ctypes.byref(self.handle), len(shape), dims, F32, tag),
+            "dnnl_memory_desc_create_with_tag")
+
+    def __del__(self):
+        if self.handle:
+            self.lib.dll.dnnl_memory_desc_destroy(self.handle)
+
+
+def scratchpad_attr(lib: Library) -> ctypes.c_void_p:
+    """Primitive attributes asking for a user-managed scratchpad: the kernel owns it, so a
+    primitive may run from any thread (the library's shared one ties it to its creator)."""
+    attr = ctypes.c_void_p()
+    lib.check(lib.dll.dnnl_primitive_attr_create(ctypes.byref(attr)), "dnnl_primitive_attr_create")
+    lib.check(lib.dll.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER),
+              "dnnl_primitive_attr_set_scratchpad_mode")
+    return attr
+
+
+@dataclass(frozen=True)
+class Argument:
+    """An argument of a kernel: its ``DNNL_ARG_*`` name, its plain shape, and whether the
+    primitive writes it."""
+
+    name: str
+    shape: tuple[int, ...]
+    output: bool = False
+
+
+class _Memory:
+    """A memory object of a given descriptor whose data handle is set before each run."""
+
+    def __init__(self, lib: Library, md: int):
+        self.lib, self.md = lib, md
+        self.handle = ctypes.c_void_p()
+        lib.check(lib.dll.dnnl_memory_create(ctypes.byref(self.handle), md, lib.engine, None),
+                  "dnnl_memory_create")
+        self.nbytes = lib.dll.dnnl_memory_desc_get_size(md)
+
+    def point_at(self, array: np.ndarray) -> None:
+        self.lib.check(self.lib.dll.dnnl_memory_set_data_handle(self.handle, array.ctypes.data),
+                       "dnnl_memory_set_data_handle")
+
+    def __del__(self):
+        if self.handle:
+            self.lib.dll.dnnl_memory_destroy(self.handle)
+
+
+class _Primitive:
+    """A primitive created from (and owning) a primitive descriptor."""
+
+    def __init__(self, lib: Library, pd: ctypes.c_void_p, what: str):
+        self.lib, self.pd = lib, pd
+        self.handle = ctypes.c_void_p()
+        lib.check(lib.dll.dnnl_primitive_create(ctypes.byref(self.handle), pd),
+                  f"dnnl_primitive_create ({what})")
+
+    def md(self, arg: int) -> int:
+        return self.lib.dll.dnnl_primitive_desc_query_md(self.pd, QUERY_EXEC_ARG_MD, arg)
+
+    def run(self, stream: ctypes.c_void_p, args: ctypes.Array) -> None:
+        self.lib.check(self.lib.dll.dnnl_primitive_execute(self.handle, stream, len(args), args),
+                       "dnnl_primitive_execute")
+
+    def __del__(self):
+        if self.handle:
+            self.lib.dll.dnnl_primitive_destroy(self.handle)
+        if self.pd:
+            self.lib.dll.dnnl_primitive_desc_destroy(self.pd)
+
+
+class _Reorder:
+    """Copies one layout into another: the caller's plain array to the primitive's layout
+    (an input) or back (an output), through a buffer of the primitive's layout."""
+
+    def __init__(self, lib: Library, plain: MemoryDesc, inner_md: int, output: bool):
+        self.plain, self.output = _Memory(lib, plain.handle), output
+        self.inner = _Memory(lib, inner_md)
+        src, dst = (self.inner, self.plain) if output else (self.plain, self.inner)
+        pd = ctypes.c_void_p()
+        lib.check(lib.dll.dnnl_reorder_primitive_desc_create(
+            ctypes.byref(pd), src.md, lib.engine, dst.md, lib.engine, None),
+            "dnnl_reorder_primitive_desc_create")
+        self.primitive = _Primitive(lib, pd, "reorder")
+        self.args = (ExecArg * 2)(ExecArg(ARG["src"], src.handle.value),
+                                  ExecArg(ARG["dst"], dst.handle.value))
+
+
+class Kernel:
+    """A primitive with its arguments bound by name, run on numpy arrays by :meth:`run`.
+
+    ``pd`` is a primitive descriptor (the kernel takes ownership); ``arguments`` the
+    arguments the caller supplies, in plain layout.  A kernel runs one call at a time
+    (its scratchpad and layout buffers are its own); concurrent callers wait.
+    """
+
+    def __init__(self, lib: Library, pd: ctypes.c_void_p, arguments: list[Argument], what: str):
+        self.lib, self.what = lib, what
+        self.primitive = _Primitive(lib, pd, what)
+        self._plain = {a.name: MemoryDesc(lib, a.shape) for a in arguments}
+        self._direct: dict[str, _Memory] = {}
+        self._reorders: dict[str, _Reorder] = {}
+        exec_args = []
+        for a in arguments:
+            inner_md = self.primitive.md(ARG[a.name])
+            if lib.dll.dnnl_memory_desc_equal(inner_md, self._plain[a.name].handle):
+                memory = self._direct[a.name] = _Memory(lib, self._plain[a.name].handle)
+            else:
+                reorder = self._reorders[a.name] = _Reorder(
+                    lib, self._plain[a.name], inner_md, a.output)
+                memory = reorder.inner
+            exec_args.append(ExecArg(ARG[a.name], memory.handle.value))
+        self._scratch = _Memory(lib, self.primitive.md(ARG["scratchpad"]))
+        self._scratch_buffer = np.empty(self._scratch.nbytes, np.uint8)
+        if self._scratch.nbytes:
+            self._scratch.point_at(self._scratch_buffer)
+            exec_args.append(ExecArg(ARG["scratchpad"], self._scratch.handle.value))
+        self._args = (ExecArg * len(exec_args))(*exec_args)
+        self._lock = threading.Lock()
+
+    @property
+    def reordered(self) -> tuple[str, ...]:
+        """The arguments whose layout the primitive changes around its run."""
+        return tuple(self._reorders)
+
+    def run(self, arrays: Mapping[str, np.ndarray], threads: int) -> None:
+        """Run on ``arrays`` (by argument name: C-contiguous float32 of the declared shapes;
+        outputs are overwritten) over ``threads`` OpenMP threads."""
+        lib = self.lib
+        with self._lock:
+            stream = lib.stream(threads)
+            buffers = []  # the layout buffers live until the run is over
+            for name, memory in self._direct.items():
+                memory.point_at(arrays[name])
+            for name, reorder in self._reorders.items():
+                buffer = np.empty(reorder.inner.nbytes, np.uint8)
+                buffers.append(buffer)
+                reorder.inner.point_at(buffer)
+                reorder.plain.point_at(arrays[name])
+                if not reorder.output:
+                    reorder.primitive.run(stream, reorder.args)
+            self.primitive.run(stream, self._args)
+            for reorder in self._reorders.values():
+                if reorder.output:
+                    reorder.primitive.run(stream, reorder.args)
+            lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
