@@ -175,8 +175,10 @@ def test_bind_errors_say_what_is_wrong():
         net.bind(mx.cpu(), good, args_grad={"data": mx.nd.ones((1, 4))})
     with pytest.raises(mx.DagnetError, match="grad_req 'sometimes'"):
         net.simple_bind(mx.cpu(), data=(3, 4), grad_req="sometimes")
-    with pytest.raises(mx.ContextError, match="one device"):
-        net.simple_bind(mx.cpu(), data=(3, 4), group2ctx={"dev1": mx.cpu(1)})
+    with pytest.raises(mx.ContextError, match=r"group2ctx\['dev1'\] must be one context"):
+        net.simple_bind(mx.cpu(), data=(3, 4), group2ctx={"dev1": "cpu(1)"})
+    with pytest.raises(mx.ContextError, match="or place the graph's nodes"):
+        net.bind(mx.cpu(), {**good, "data": good["data"].as_in_context(mx.cpu(1))})
 
 
 def test_simple_bind_shape_errors():

@@ -165,7 +165,7 @@ def test_chains_are_bulked_and_branches_are_not():
     executor = net.simple_bind(mx.cpu(), data=(2, 4))
     # fc -> r1 -> s1 is one chain; s1 feeds two branches, each pushed on its own so
     # that the engine can run them at the same time
-    assert [o.name for o in executor._program(False, False)] == [
+    assert [o.name for o, _ in executor._program(False, False)] == [
         "fc..s1 (3 nodes)", "left", "right"]
     with mx.config.set(exec_bulk_size=2):
         assert len(executor._program(False, False)) == 4

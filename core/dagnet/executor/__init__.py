@@ -12,7 +12,8 @@ array([2., 2., 2., 2.], dtype=float32)
 The executor adds the backward steps from every operator's gradient rule,
 plans memory from the operators' declarations (``dagnet.config`` key
 ``memory_plan``, ``DAGNET_MEMORY_PLAN=0`` turns planning off) and pushes
-every node to the engine.
+every node to the engine.  ``group2ctx`` runs each ``ctx_group`` of nodes on its
+own device (model parallelism), with copies where the graph crosses devices.
 """
 
 from __future__ import annotations

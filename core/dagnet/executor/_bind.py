@@ -5,6 +5,10 @@ Shapes and dtypes of every entry come from the symbol's inference; what
 cannot be inferred, or contradicts itself, is reported before anything is
 allocated: the arguments still unknown, or the node, operator, argument and
 both shapes of an inconsistency.
+
+``group2ctx`` (group name -> context) places the nodes of each ``ctx_group`` on
+its device (see :mod:`._placement`); without it every array must be on the bound
+context.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ from ..ndarray import NDArray, wrap_chunk
 from ..ndarray import zeros as _zeros
 from ..operator import shape_is_known
 from ..runtime import device_of
+from ._cross_device import bridge_devices
 from ._cse import eliminate_common_expr, remap_entries
 from ._executor import Executor, UnknownArgumentError
 from ._graph import GRAD_REQS, build_graph
+from ._placement import check_group2ctx, input_contexts, place_nodes
 
 __all__ = ["simple_bind", "bind", "reshape"]
 
@@ -35,8 +41,11 @@ def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: d
     """Infer every shape from the argument shapes in ``shapes`` (and dtypes from
     ``type_dict``; arguments without one default to float32, as in MXNet),
     allocate zeroed arguments, gradients (per ``grad_req``) and auxiliary
-    states on ``ctx``, and bind them.  ``shared_exec`` lends its inner memory."""
-    dev = _device(ctx, group2ctx)
+    states on ``ctx`` -- or, for a variable whose ``ctx_group`` ``group2ctx``
+    names, on that group's device -- and bind them.  ``shared_exec`` lends its
+    inner memory."""
+    dev = _device(ctx)
+    group2ctx = check_group2ctx(group2ctx)
     # as MXNet, keyword values that are not shapes (an op's axis=, mode= ...) are ignored
     shapes = {k: v for k, v in shapes.items() if isinstance(v, (tuple, list))}
     entry_shapes = _complete_shapes(symbol, shapes, "simple_bind")
@@ -45,16 +54,19 @@ def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: d
                      if "__dtype__" not in n.attr}
     entry_dtypes = _complete_dtypes(symbol, type_dict, "simple_bind")
     arg_nodes, aux_nodes = symbol._variables()
+    arg_ctxs, aux_ctxs = input_contexts(symbol, dev.ctx, group2ctx)
     reqs = _grad_reqs(symbol, grad_req)
 
-    def allocate(node: Any) -> NDArray:
+    def allocate(node: Any, where: Context) -> NDArray:
         entry = (node, 0)
-        return _zeros(entry_shapes[entry], ctx=dev.ctx, dtype=entry_dtypes[entry])
+        return _zeros(entry_shapes[entry], ctx=where, dtype=entry_dtypes[entry])
 
-    args = [allocate(n) for n in arg_nodes]
-    grads = [None if r == "null" else allocate(n) for n, r in zip(arg_nodes, reqs)]
-    aux = [allocate(n) for n in aux_nodes]
-    return _make(symbol, dev, entry_shapes, entry_dtypes, args, grads, aux, reqs, shared_exec)
+    args = [allocate(n, c) for n, c in zip(arg_nodes, arg_ctxs)]
+    grads = [None if r == "null" else allocate(n, c)
+             for n, c, r in zip(arg_nodes, arg_ctxs, reqs)]
+    aux = [allocate(n, c) for n, c in zip(aux_nodes, aux_ctxs)]
+    return _make(symbol, dev, entry_shapes, entry_dtypes, args, grads, aux, reqs, shared_exec,
+                 group2ctx)
 
 
 def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: Any = "write",
@@ -64,8 +76,11 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
     ``aux_states``) as lists in ``list_arguments`` (``list_auxiliary_states``)
     order or dicts by name.  Arguments without a gradient array get none,
     whatever ``grad_req`` says (one with ``null`` keeps its array, untouched); without
-    ``args_grad`` there is no backward pass."""
-    dev = _device(ctx, group2ctx)
+    ``args_grad`` there is no backward pass.  The arrays must be on ``ctx`` unless
+    ``group2ctx`` is given; then each lives where it is, and the nodes that use it
+    read a copy where they run on another device."""
+    dev = _device(ctx)
+    group2ctx = check_group2ctx(group2ctx)
     names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arg_arrays = _arrays(args, names, "args", "arguments", required=True)
     grad_arrays = ([None] * len(names) if args_grad is None else
@@ -75,10 +90,11 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
     for what, arrays in (("args", arg_arrays), ("args_grad", grad_arrays),
                          ("aux_states", aux_arrays)):
         for name, array in zip(aux_names if what == "aux_states" else names, arrays):
-            if array is not None and array.context != dev.ctx:
+            if array is not None and array.context != dev.ctx and not group2ctx:
                 raise ContextError(f"bind: {what} {name!r} is on {array.context} but the "
                                    f"executor binds to {dev.ctx}; move it with "
-                                   f".as_in_context({dev.ctx})")
+                                   f".as_in_context({dev.ctx}), or place the graph's nodes "
+                                   f"on several devices with group2ctx")
     sparse_grads = [(i, g) for i, g in enumerate(grad_arrays)
                     if g is not None and g.stype != "default"]
     arg_arrays, grad_arrays, aux_arrays = (_dense(arg_arrays), _dense(grad_arrays),
@@ -94,7 +110,7 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
     types = {n: a.dtype for n, a in zip(names + aux_names, arg_arrays + aux_arrays)}
     entry_dtypes = _complete_dtypes(symbol, types, "bind")
     executor = _make(symbol, dev, entry_shapes, entry_dtypes, arg_arrays, grad_arrays,
-                     aux_arrays, reqs, shared_exec)
+                     aux_arrays, reqs, shared_exec, group2ctx)
     # a sparse gradient array given to bind receives each backward pass's gradient, cast
     executor._sparse_grads = [(target, grad_arrays[i]) for i, target in sparse_grads]
     return executor
@@ -139,32 +155,31 @@ def reshape(executor: Executor, partial_shaping: bool, allow_up_sizing: bool,
     types = {n.name: a.dtype for n, a in zip(arg_nodes + aux_nodes, args + aux)}
     entry_dtypes = _complete_dtypes(symbol, types, "reshape")
     return _make(symbol, executor._dev, entry_shapes, entry_dtypes, args, grads, aux,
-                 executor._grad_reqs, executor)
+                 executor._grad_reqs, executor, executor._group2ctx)
 
 
 # -- helpers -------------------------------------------------------------------------
 def _make(symbol: Any, dev: Any, shapes: dict, dtypes: dict, args: list, grads: list, aux: list,
-          reqs: list[str], shared_exec: Executor | None) -> Executor:
+          reqs: list[str], shared_exec: Executor | None,
+          group2ctx: dict[str, Context]) -> Executor:
+    optimized = symbol
     if _config.get("eliminate_common_expr"):
         optimized, mapping = eliminate_common_expr(symbol)
         shapes = remap_entries(shapes, mapping, optimized)
         dtypes = remap_entries(dtypes, mapping, optimized)
-        graph = build_graph(optimized, shapes, dtypes, reqs)
-        graph.output_names = symbol.list_outputs()  # an inserted copy keeps the output's name
-    else:
-        graph = build_graph(symbol, shapes, dtypes, reqs)
-    return Executor(symbol, dev, graph, args, grads, aux, reqs, shared_exec)
+    devices = place_nodes(optimized, dev.ctx, group2ctx, [a.context for a in args],
+                          [a.context for a in aux])
+    grad_devices = [None if g is None else g.context for g in grads]
+    graph = build_graph(optimized, shapes, dtypes, reqs, devices, grad_devices)
+    graph.output_names = symbol.list_outputs()  # an output CSE copied keeps its name
+    return Executor(symbol, dev, bridge_devices(graph), args, grads, aux, reqs, shared_exec,
+                    group2ctx)
 
 
-def _device(ctx: Any, group2ctx: dict | None) -> Any:
+def _device(ctx: Any) -> Any:
     if not isinstance(ctx, Context):
         raise ContextError(f"bind: ctx must be a device context such as dagnet.cpu(), got "
                            f"{type(ctx).__name__} {ctx!r}")
-    others = sorted({str(c) for c in (group2ctx or {}).values() if c != ctx})
-    if others:
-        raise ContextError(f"group2ctx places node groups on {', '.join(others)}, but dagnet "
-                           f"executors run a whole graph on one device ({ctx}); bind one "
-                           f"executor per device instead")
     return device_of(ctx)
 
 

@@ -9,31 +9,37 @@ variables (and resource variables), so independent branches run at once on
 the threaded engines and the naive engine gives the same results.  A chain
 of nodes (each reading what the one before wrote) is pushed as one operator
 of up to ``exec_bulk_size`` nodes, like MXNet's bulk execution.
+
+With ``group2ctx`` the steps run on several devices: each is pushed to its own
+device, a bulk never spans two, and the copies between devices are steps of
+their own (see :mod:`._cross_device`); the memory plan keeps each device's
+blocks apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import config as _config
 from .._errors import OperatorError, ShapeError, UnknownNameError
 from ..engine import FnProperty
-from ..ndarray import NDArray, new_array, push_copy, wrap_chunk
+from ..ndarray import NDArray, copy_function, new_array, push_copy, wrap_chunk
 from ..operator import OpReqType
 from ..runtime import (
     EngineFunction,
     bulk_function,
     current_engine,
+    device_of,
     kernel_function,
     new_chunk,
     request_resources,
     stream_scope,
     unique_vars,
 )
-from ._graph import COPY, INNER, OP, OUTPUT, ZERO, Graph
+from ._graph import COPY, CROSS_COPY, INNER, OP, OUTPUT, ZERO, Graph
 from ._plan import Plan, plan_memory
 
 __all__ = ["Executor", "UnknownArgumentError", "UnknownParameterError"]
@@ -53,16 +59,19 @@ class UnknownParameterError(UnknownNameError, ValueError):
 
 
 class Executor:
-    """A symbol bound to arrays on one device; run it with :meth:`forward` and
-    :meth:`backward`.  Make one with ``symbol.simple_bind`` or ``symbol.bind``."""
+    """A symbol bound to arrays on a device (or, with ``group2ctx``, on several); run
+    it with :meth:`forward` and :meth:`backward`.  Make one with
+    ``symbol.simple_bind`` or ``symbol.bind``."""
 
     # (sparse array given to bind, the dense gradient array standing in for it)
     _sparse_grads: list = []
 
     def __init__(self, symbol: Any, dev: Any, graph: Graph, arg_arrays: list[NDArray],
                  grad_arrays: list[NDArray | None], aux_arrays: list[NDArray],
-                 grad_reqs: list[str], shared_exec: Executor | None = None):
+                 grad_reqs: list[str], shared_exec: Executor | None = None,
+                 group2ctx: dict | None = None):
         self._symbol = symbol
+        self._group2ctx = group2ctx
         self._dev = dev
         self._ctx = dev.ctx
         self._graph = graph
@@ -76,9 +85,11 @@ class Executor:
         eng = current_engine()
         shared = shared_exec._storages if isinstance(shared_exec, Executor) else []
         self._plan: Plan = plan_memory(graph, bool(_config.get("memory_plan")),
-                                       [c.nbytes for c in shared])
-        self._storages = list(shared[:self._plan.num_shared]) + [
-            new_chunk(max(size, 1), dev, eng) for size in self._plan.sizes[self._plan.num_shared:]]
+                                       [(c.nbytes, c.dev.ctx) for c in shared])
+        plan = self._plan
+        self._storages = list(shared[:plan.num_shared]) + [
+            new_chunk(max(size, 1), device_of(where), eng)
+            for size, where in zip(plan.sizes[plan.num_shared:], plan.devices[plan.num_shared:])]
         self._arrays = self._buffer_arrays(
             eng, shared_exec.outputs if isinstance(shared_exec, Executor) else [])
         self.outputs = [self._arrays[b] for b in graph.outputs]
@@ -96,7 +107,7 @@ class Executor:
         output computed in place is the very array of its input).  An output fitting in
         the same output of the executor this one shares memory with views that output's
         memory, as MXNet's reshaped executors do."""
-        graph, dev = self._graph, self._dev
+        graph = self._graph
         arrays: list[Any] = [None] * len(graph.buffers)
         for b, array in zip(graph.args, self.arg_arrays):
             arrays[b] = array
@@ -120,7 +131,7 @@ class Executor:
                 arrays[buffer.index] = wrap_chunk(old._chunk, old._offset, buffer.shape,
                                                   buffer.dtype)
             else:  # outputs and head gradients: arrays of their own that outlive a call
-                array = new_array(buffer.shape, buffer.dtype, dev, eng)
+                array = new_array(buffer.shape, buffer.dtype, device_of(buffer.device), eng)
                 array._xp()[...] = 0
                 arrays[buffer.index] = array
         return arrays
@@ -133,7 +144,8 @@ class Executor:
         bulked into one operator of at most ``bulk`` steps (``exec_bulk_size``),
         as MXNet's bulk execution does: a chain cannot run in parallel anyway, and
         one push instead of many saves the engine's per-operation cost.  Steps off
-        the chain, such as parallel branches, start a new operator."""
+        the chain, such as parallel branches, start a new operator, and so do steps
+        on another device.  Returns (operator, context to push it to) pairs."""
         bulk = int(_config.get("exec_bulk_size")) if bulk is None else bulk
         key = (backward, is_train, bulk, self._grad_version if backward else 0)
         program = self._operators.get(key)
@@ -141,15 +153,21 @@ class Executor:
             graph = self._graph
             first = graph.num_forward if backward else 0
             last = len(graph.steps) if backward else graph.num_forward
-            functions = [self._step_function(i, graph.steps[i], is_train)
+            pushables = [self._step_function(i, graph.steps[i], is_train)
                          for i in range(first, last)]
             eng = current_engine()
-            program = [_bulked_operator(eng, segment) for segment in _chains(functions, bulk)]
+            program = [_bulked_operator(eng, segment) for segment in _chains(pushables, bulk)]
             self._operators[key] = program
         return program
 
-    def _step_function(self, index: int, step: Any, is_train: bool) -> EngineFunction:
-        arrays, dev = self._arrays, self._dev
+    def _step_function(self, index: int, step: Any, is_train: bool) -> _Pushable:
+        arrays = self._arrays
+        if step.kind == CROSS_COPY:
+            source, target = arrays[step.inputs[0]], arrays[step.outputs[0]]
+            fn, ctx, prop = copy_function(source, target)
+            return _Pushable(EngineFunction(fn, [source._chunk.var], [target._chunk.var],
+                                            step.name), ctx, prop)
+        dev = device_of(step.device)
         ins = [arrays[b]._xp() for b in step.inputs]
         outs = [arrays[b]._xp() for b in step.outputs]
         writes = [arrays[b]._chunk.var for b in step.outputs]
@@ -166,7 +184,7 @@ class Executor:
         written = {id(v) for v in writes}
         reads = [v for v in unique_vars([arrays[b]._chunk.var for b in step.inputs])
                  if id(v) not in written]
-        return EngineFunction(fn, reads, writes, step.name)
+        return _Pushable(EngineFunction(fn, reads, writes, step.name), dev.ctx, _NORMAL)
 
     # -- running -----------------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
@@ -176,10 +194,9 @@ class Executor:
         if kwargs:
             self._copy_in(kwargs)
         eng = current_engine()
-        ctx = self._ctx
         if self._monitor is None:
             push = eng.push
-            for opr in self._program(False, bool(is_train)):
+            for opr, ctx in self._program(False, bool(is_train)):
                 push(opr, ctx)
         else:
             self._monitored_forward(eng, bool(is_train))
@@ -188,9 +205,11 @@ class Executor:
     def _monitored_forward(self, eng: Any, is_train: bool) -> None:
         callback, monitor_all = self._monitor
         graph, arrays = self._graph, self._arrays
-        for step, opr in zip(graph.steps, self._program(False, is_train, bulk=1)):
-            eng.push(opr, self._ctx)
+        for step, (opr, ctx) in zip(graph.steps, self._program(False, is_train, bulk=1)):
+            eng.push(opr, ctx)
             node = step.node
+            if node is None:  # a copy between devices
+                continue
             if monitor_all:
                 for name, b in zip(node.input_names(), step.inputs):
                     callback(f"{node.name}_{name}", arrays[b])
@@ -213,8 +232,8 @@ class Executor:
         if self._monitor is not None:
             self._monitored_backward(eng, bool(is_train))
             return
-        push, ctx = eng.push, self._ctx
-        for opr in self._program(True, bool(is_train)):
+        push = eng.push
+        for opr, ctx in self._program(True, bool(is_train)):
             push(opr, ctx)
         for target, dense in self._sparse_grads:  # sparse gradient arrays given to bind
             if any(g is dense for g in self.grad_arrays):
@@ -225,8 +244,8 @@ class Executor:
         callback = self._monitor[0]
         graph, arrays = self._graph, self._arrays
         steps = graph.steps[graph.num_forward:]
-        for step, opr in zip(steps, self._program(True, is_train, bulk=1)):
-            eng.push(opr, self._ctx)
+        for step, (opr, ctx) in zip(steps, self._program(True, is_train, bulk=1)):
+            eng.push(opr, ctx)
             if step.kind == OP and step.node is not None:
                 inputs = step.node.input_names()
                 for position, b in zip(step.gradient_of, step.outputs):
@@ -237,7 +256,7 @@ class Executor:
         (one per argument, in ``list_arguments()`` order) in place of :attr:`grad_arrays`.
 
         An argument bound without a gradient (``grad_req='null'``) takes None; the others
-        an array of the gradient's shape and dtype on this executor's device.  The
+        an array of the gradient's shape, dtype and device.  The
         backward pass is prepared for each set of arrays once: switching back to a set
         used by one of the last two is free (what a cached graph does when its gradients
         go sometimes into the parameters' ``.grad``, sometimes elsewhere)."""
@@ -251,10 +270,10 @@ class Executor:
                                  f"{'without' if old is None else 'with'} a gradient; pass "
                                  f"{'None' if old is None else 'an array'} for it")
             if new is not None and (new.shape != old.shape or new.dtype != old.dtype
-                                    or new._chunk.dev is not self._dev):
+                                    or new._chunk.dev is not old._chunk.dev):
                 raise ShapeError(f"set_grad_arrays: the gradient of {name!r} must be a "
                                  f"{old.shape} {np.dtype(old.dtype).name} array on "
-                                 f"{self._ctx}, got {new.shape} {np.dtype(new.dtype).name} "
+                                 f"{old.context}, got {new.shape} {np.dtype(new.dtype).name} "
                                  f"on {new.context}")
         version = next((v for v, arrays in self._grad_sets.items()
                         if all(a is b for a, b in zip(arrays, grad_arrays))), None)
@@ -418,13 +437,14 @@ class Executor:
         def describe(b: int) -> str:
             buffer = graph.buffers[b]
             where = (f"block {plan.storage_of[b]}" if buffer.kind == INNER else buffer.kind)
-            return f"{buffer.name} {buffer.shape} {buffer.dtype.name} [{where}]"
+            return f"{buffer.name} {buffer.shape} {buffer.dtype.name} [{where}, {buffer.device}]"
 
         lines = [f"Symbol outputs: {', '.join(graph.output_names)}"]
         for s, step in enumerate(graph.steps):
-            kind = step.op.name if step.kind == OP else step.kind
+            kind = (step.op.name if step.kind == OP else
+                    "_CrossDeviceCopy" if step.kind == CROSS_COPY else step.kind)
             phase = "backward" if s >= graph.num_forward else "forward"
-            lines.append(f"Step {s} ({phase}) {kind}, Name={step.name}")
+            lines.append(f"Step {s} ({phase}) {kind}, Name={step.name}, Device={step.device}")
             for b in step.inputs:
                 lines.append(f"  in:  {describe(b)}")
             for position, (b, req) in enumerate(zip(step.outputs, step.reqs)):
@@ -449,21 +469,34 @@ class Executor:
                 f"{len(self._graph.steps) - self._graph.num_forward} backward steps>")
 
 
-def _chains(functions: list[EngineFunction], bulk: int) -> list[list[EngineFunction]]:
+class _Pushable(NamedTuple):
+    """A step's engine function, the context it is pushed to, and its property."""
+
+    function: EngineFunction
+    ctx: Any
+    prop: FnProperty
+
+
+def _chains(pushables: list[_Pushable], bulk: int) -> list[list[_Pushable]]:
     """Consecutive steps grouped into chains of at most ``bulk``: a step joins the
     current group when it depends on the group's last step (reads or, computing in
     place, writes a variable that step writes), so it could not run beside it, and
     that step feeds no other step (after a fork the branches get groups of their
-    own, which the engine can run at the same time)."""
-    fans = _fan_out(functions)
-    groups: list[list[EngineFunction]] = []
-    for index, function in enumerate(functions):
+    own, which the engine can run at the same time).  A group runs on one device
+    as a normal operation: steps on another device, or in the engine's copy lanes,
+    start their own."""
+    fans = _fan_out([p.function for p in pushables])
+    groups: list[list[_Pushable]] = []
+    for index, pushable in enumerate(pushables):
+        function = pushable.function
         if groups and len(groups[-1]) < bulk and fans[index - 1] <= 1:
-            written = {id(v) for v in groups[-1][-1].writes}
-            if any(id(v) in written for v in (*function.reads, *function.writes)):
-                groups[-1].append(function)
+            last = groups[-1][-1]
+            written = {id(v) for v in last.function.writes}
+            if (last.ctx == pushable.ctx and last.prop is _NORMAL and pushable.prop is _NORMAL
+                    and any(id(v) in written for v in (*function.reads, *function.writes))):
+                groups[-1].append(pushable)
                 continue
-        groups.append([function])
+        groups.append([pushable])
     return groups
 
 
@@ -497,11 +530,12 @@ def _fits(buffer: Any, shared_outputs: list[NDArray]) -> bool:
             and buffer.nbytes <= old.size * old._dtype.itemsize)
 
 
-def _bulked_operator(eng: Any, segment: list[EngineFunction]) -> Any:
+def _bulked_operator(eng: Any, segment: list[_Pushable]) -> tuple[Any, Any]:
     """One engine operator running ``segment``'s steps in order (see
-    :func:`dagnet.runtime.bulk_function`)."""
-    bulk = bulk_function(segment, "node")
-    return eng.new_operator(bulk.fn, bulk.reads, bulk.writes, _NORMAL, bulk.name)
+    :func:`dagnet.runtime.bulk_function`), and the context to push it to."""
+    bulk = bulk_function([p.function for p in segment], "node")
+    first = segment[0]
+    return eng.new_operator(bulk.fn, bulk.reads, bulk.writes, first.prop, bulk.name), first.ctx
 
 
 def _helper_fn(kind: str, ins: list, outs: list) -> Callable[[Any], None]:

@@ -1,7 +1,7 @@
 """The executor's graph: the forward steps of a symbol and the backward steps its
 operators' gradient rules add, over numbered buffers.
 
-Every array the executor touches is a :class:`Buffer`: arguments, auxiliary
+Every array the executor touches is a :class:`Buffer` on a device: arguments, auxiliary
 states, argument gradients, head gradients and outputs are *external* (the
 user sees them); everything else is *inner* and left to the memory planner.
 A :class:`Step` reads some buffers and writes others: an operator call (a
@@ -13,6 +13,12 @@ Backward steps come from the gradient builder's plan
 reverse topological order, so every consumer of an entry adds its part of
 the entry's gradient before the entry's producer reads it.  The first part
 is written, later ones are added (``req=add``) into the same buffer.
+
+Every buffer and step has a device (:mod:`._placement` decides the nodes'): an
+entry's buffers live where its node runs (its gradient where the first part of it
+is computed), a backward step runs where its forward node does, a helper step
+where its output lives.  Edges that cross devices are
+bridged afterwards by copy steps (:mod:`._cross_device`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..context import Context
 from ..operator import NodeFacts, Op, OpReqType, get_op, plan_backward
 from ..runtime import GRAD_REQS
 from ..symbol import Entry, Node
@@ -35,7 +42,7 @@ ARG, AUX, GRAD, HEAD, OUTPUT, INNER = "arg", "aux", "grad", "head", "output", "i
 EXTERNAL = frozenset({ARG, AUX, GRAD, HEAD, OUTPUT})
 
 # step kinds
-OP, ZERO, COPY, ADD = "op", "zero", "copy", "add"
+OP, ZERO, COPY, ADD, CROSS_COPY = "op", "zero", "copy", "add", "cross_device_copy"
 
 _WRITE, _ADD, _NULL = OpReqType.WRITE, OpReqType.ADD, OpReqType.NULL
 
@@ -43,14 +50,15 @@ _WRITE, _ADD, _NULL = OpReqType.WRITE, OpReqType.ADD, OpReqType.NULL
 @dataclass
 class Buffer:
     """One array: its shape, dtype, kind (``arg``, ``aux``, ``grad``, ``head``,
-    ``output``, ``inner``), a name for messages, and for external kinds the
-    position in its list (arguments, auxiliary states, outputs)."""
+    ``output``, ``inner``), a name for messages, the device it lives on, and for
+    external kinds the position in its list (arguments, auxiliary states, outputs)."""
 
     index: int
     shape: tuple[int, ...]
     dtype: np.dtype
     kind: str
     name: str
+    device: Context
     position: int = -1
 
     @property
@@ -62,9 +70,12 @@ class Buffer:
 class Step:
     """One pushed function: ``kind`` is ``op`` (``op`` with ``attrs`` run on
     ``inputs`` into ``outputs`` with ``reqs``), ``zero`` (fill ``outputs[0]``),
-    ``copy`` or ``add`` (``inputs[0]`` into ``outputs[0]``).  ``mutated`` are
-    input buffers the op writes (auxiliary states); ``inplace`` the declared
-    (input position, output position) pairs that may share memory."""
+    ``copy`` or ``add`` (``inputs[0]`` into ``outputs[0]``), or
+    ``cross_device_copy`` (``inputs[0]`` copied to ``outputs[0]`` on another device,
+    MXNet's ``_CrossDeviceCopy``).  ``device`` is where it runs (for a
+    cross-device copy, the destination).  ``mutated`` are input buffers the op
+    writes (auxiliary states); ``inplace`` the declared (input position, output
+    position) pairs that may share memory."""
 
     kind: str
     name: str
@@ -79,6 +90,7 @@ class Step:
     backward: bool = False
     # a backward op's outputs: the positions of the forward inputs they are gradients of
     gradient_of: list[int] = field(default_factory=list)
+    device: Context | None = None
 
 
 @dataclass
@@ -102,27 +114,34 @@ class Graph:
 
 
 class _Builder:
-    def __init__(self, shapes: dict, dtypes: dict):
+    def __init__(self, shapes: dict, dtypes: dict, devices: dict[int, Context]):
         self.shapes = shapes
         self.dtypes = dtypes
+        self.devices = devices
         self.buffers: list[Buffer] = []
         self.steps: list[Step] = []
 
-    def buffer(self, shape: Sequence[int], dtype: Any, kind: str, name: str,
+    def buffer(self, shape: Sequence[int], dtype: Any, kind: str, name: str, device: Context,
                position: int = -1) -> int:
         index = len(self.buffers)
         self.buffers.append(Buffer(index, tuple(int(d) for d in shape), np.dtype(dtype), kind,
-                                   name, position))
+                                   name, device, position))
         return index
 
-    def like(self, entry: Entry, kind: str, name: str, position: int = -1) -> int:
-        return self.buffer(self.shapes[entry], self.dtypes[entry], kind, name, position)
+    def like(self, entry: Entry, kind: str, name: str, position: int = -1,
+             device: Context | None = None) -> int:
+        """A buffer for ``entry``'s values, on ``device`` or where its node runs."""
+        where = self.devices[id(entry[0])] if device is None else device
+        return self.buffer(self.shapes[entry], self.dtypes[entry], kind, name, where, position)
 
 
-def build_graph(symbol: Any, shapes: dict, dtypes: dict, grad_reqs: Sequence[str]) -> Graph:
+def build_graph(symbol: Any, shapes: dict, dtypes: dict, grad_reqs: Sequence[str],
+                devices: dict[int, Context], grad_devices: Sequence[Context | None]) -> Graph:
     """The buffers and steps of ``symbol`` with the entry shapes and dtypes given
-    (from inference) and one gradient request per argument."""
-    b = _Builder(shapes, dtypes)
+    (from inference), one gradient request per argument, the device of every node
+    (by ``id``, from :func:`._placement.place_nodes`) and of every argument's
+    gradient array."""
+    b = _Builder(shapes, dtypes, devices)
     nodes = symbol._nodes()
     arg_nodes, aux_nodes = symbol._variables()
     entry_buf: dict[Entry, int] = {}
@@ -155,15 +174,20 @@ def build_graph(symbol: Any, shapes: dict, dtypes: dict, grad_reqs: Sequence[str
         b.steps.append(Step(OP, node.name, [entry_buf[e] for e in node.inputs], outs,
                             [_WRITE] * len(outs), node.op, node.attrs, node,
                             mutated=[entry_buf[node.inputs[i]] for i in mutated],
-                            inplace=_inplace_pairs(node.op, node.attrs)))
+                            inplace=_inplace_pairs(node.op, node.attrs),
+                            device=devices[id(node)]))
     num_forward = len(b.steps)
     outputs = [entry_buf[e] for e in symbol._outputs]
     grads: list[int | None] = [None] * len(arg_nodes)
     for position, node in enumerate(arg_nodes):
         if grad_reqs[position] != "null":
-            grads[position] = b.like((node, 0), GRAD, node.name, position)
+            grads[position] = b.like((node, 0), GRAD, node.name, position,
+                                     device=grad_devices[position])
     heads, error = _backward(b, nodes, arg_nodes, symbol._outputs, output_names, entry_buf,
                              grads, grad_reqs)
+    for step in b.steps:  # a helper step runs where it writes
+        if step.device is None:
+            step.device = b.buffers[step.outputs[0]].device
     return Graph(b.buffers, b.steps, num_forward, args, aux, grads, outputs, heads,
                  output_names, error, symbol)
 
@@ -205,10 +229,10 @@ def _backward(b: _Builder, nodes: list[Node], arg_nodes: list[Node], head_entrie
     grad_of: dict[Entry, int] = {}  # entry -> the buffer its gradient accumulates in
     written: set[int] = set()  # argument gradient buffers written by some step already
 
-    def contribute(entry: Entry, step_name: str, producer: Op | None) -> tuple[int, OpReqType,
-                                                                                 int | None]:
+    def contribute(entry: Entry, step_name: str, producer: Op | None,
+                   where: Context | None) -> tuple[int, OpReqType, int | None]:
         """(buffer to write, req, buffer to add it into afterwards or None) for one
-        part of ``entry``'s gradient."""
+        part of ``entry``'s gradient, computed on ``where``."""
         node = entry[0]
         position = arg_position.get(id(node)) if node.op is None else None
         if position is not None:
@@ -219,10 +243,12 @@ def _backward(b: _Builder, nodes: list[Node], arg_nodes: list[Node], head_entrie
         elif entry in grad_of:
             target, req = grad_of[entry], _ADD
         else:
-            target = grad_of[entry] = b.like(entry, INNER, f"{node.name}_grad{entry[1]}")
+            # summed where its first part is computed: parts from one device cross once
+            target = grad_of[entry] = b.like(entry, INNER, f"{node.name}_grad{entry[1]}",
+                                             device=where)
             return target, _WRITE, None
         if req is _ADD and producer is not None and _ADD not in producer.supported_req:
-            temp = b.like(entry, INNER, f"{step_name}_part")
+            temp = b.like(entry, INNER, f"{step_name}_part", device=where)
             return temp, _WRITE, target
         return target, req, None
 
@@ -232,7 +258,7 @@ def _backward(b: _Builder, nodes: list[Node], arg_nodes: list[Node], head_entrie
         if entry[0].op is not None and entry not in grad_of:
             grad_of[entry] = heads[k]  # the head buffer itself collects the gradient
             continue
-        target, req, _ = contribute(entry, "head", None)
+        target, req, _ = contribute(entry, "head", None, None)
         b.steps.append(Step(COPY if req is _WRITE else ADD, f"{output_names[k]}_head",
                             [heads[k]], [target], [req], backward=True))
     for step in plan.steps:
@@ -250,16 +276,19 @@ def _backward(b: _Builder, nodes: list[Node], arg_nodes: list[Node], head_entrie
         outs, reqs, adds = [], [], []
         for index, entry in step.targets:
             if entry is not None:
-                target, req, later = contribute(entry, name, backward)
+                target, req, later = contribute(entry, name, backward, b.devices[id(node)])
                 if later is not None:
                     adds.append((target, later))
             else:  # the backward op writes every input's gradient: give it a place, unused
-                target, req = b.like(node.inputs[index], INNER, f"{name}_unused{index}"), _NULL
+                target = b.like(node.inputs[index], INNER, f"{name}_unused{index}",
+                                device=b.devices[id(node)])
+                req = _NULL
             outs.append(target)
             reqs.append(req)
         b.steps.append(Step(OP, name, parts, outs, reqs, backward, node.attrs, node,
                             inplace=_inplace_pairs(backward, node.attrs), backward=True,
-                            gradient_of=[index for index, _ in step.targets]))
+                            gradient_of=[index for index, _ in step.targets],
+                            device=b.devices[id(node)]))
         for source, target in adds:
             b.steps.append(Step(ADD, f"{name}_sum", [source], [target], [_ADD], backward=True))
     for position, target in enumerate(grads):

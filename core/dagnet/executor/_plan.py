@@ -12,6 +12,9 @@ Planning follows the operators' declarations, as MXNet's ``PlanMemory`` pass:
   blocks whose every earlier user is an ancestor of the step that writes
   the new tenant.
 
+A block lives on one device: a buffer only takes a block of its own device
+(with ``group2ctx`` one graph spans several).
+
 Reusing a block is safe because a block is one chunk with one engine
 variable: a step writing the new tenant is ordered after every earlier
 step using the old one.  That ordering costs nothing when those steps are
@@ -27,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ..context import Context
 from ..operator import OpReqType
 from ._graph import INNER, Graph
 
@@ -36,7 +40,8 @@ __all__ = ["Plan", "plan_memory"]
 @dataclass
 class Plan:
     """The plan: ``storage_of`` maps inner buffers to blocks; ``sizes[i]`` is block
-    ``i``'s byte size (the first ``num_shared`` blocks come from a shared executor);
+    ``i``'s byte size and ``devices[i]`` its device (the first ``num_shared`` blocks
+    come from a shared executor);
     ``inplace`` holds ``(step, output position)`` pairs computed in place;
     ``live_peak_bytes`` is the most inner bytes alive at one step, the floor for
     any plan without in-place sharing."""
@@ -44,6 +49,7 @@ class Plan:
     enabled: bool
     storage_of: dict[int, int] = field(default_factory=dict)
     sizes: list[int] = field(default_factory=list)
+    devices: list[Context] = field(default_factory=list)
     num_shared: int = 0
     inplace: set[tuple[int, int]] = field(default_factory=set)
     live_peak_bytes: int = 0
@@ -54,10 +60,11 @@ class Plan:
         return sum(self.sizes[self.num_shared:])
 
 
-def plan_memory(graph: Graph, enabled: bool, shared_sizes: Sequence[int] = ()) -> Plan:
-    """Assign every inner buffer of ``graph`` a block.  ``shared_sizes`` are the blocks
-    of an executor to share with (reused, never grown); they are used only when
-    planning is ``enabled``."""
+def plan_memory(graph: Graph, enabled: bool,
+                shared_blocks: Sequence[tuple[int, Context]] = ()) -> Plan:
+    """Assign every inner buffer of ``graph`` a block.  ``shared_blocks`` are the
+    (byte size, device) of the blocks of an executor to share with (reused, never
+    grown); they are used only when planning is ``enabled``."""
     buffers, steps = graph.buffers, graph.steps
     first: dict[int, int] = {}
     last: dict[int, int] = {}
@@ -75,8 +82,10 @@ def plan_memory(graph: Graph, enabled: bool, shared_sizes: Sequence[int] = ()) -
         for b in sorted(first, key=first.get):
             plan.storage_of[b] = len(plan.sizes)
             plan.sizes.append(buffers[b].nbytes)
+            plan.devices.append(buffers[b].device)
         return plan
-    plan.sizes = list(shared_sizes)
+    plan.sizes = [size for size, _ in shared_blocks]
+    plan.devices = [device for _, device in shared_blocks]
     plan.num_shared = len(plan.sizes)
     storage_last = [-1] * plan.num_shared
     block_users = [0] * plan.num_shared  # bit s set: step s uses a buffer of the block
@@ -88,9 +97,10 @@ def plan_memory(graph: Graph, enabled: bool, shared_sizes: Sequence[int] = ()) -
     users = _users(graph)
 
     def take(b: int, s: int) -> int:
-        need = buffers[b].nbytes
-        # blocks whose earlier users the writer waits for anyway
-        usable = [st for st in free if not block_users[st] & ~ancestors[s]]
+        need, device = buffers[b].nbytes, buffers[b].device
+        # blocks on the buffer's device whose earlier users the writer waits for anyway
+        usable = [st for st in free
+                  if plan.devices[st] == device and not block_users[st] & ~ancestors[s]]
         fits = [st for st in usable if plan.sizes[st] >= need]
         if fits:
             st = min(fits, key=lambda i: plan.sizes[i])
@@ -102,6 +112,7 @@ def plan_memory(graph: Graph, enabled: bool, shared_sizes: Sequence[int] = ()) -
             else:
                 st = len(plan.sizes)
                 plan.sizes.append(need)
+                plan.devices.append(device)
                 storage_last.append(-1)
                 block_users.append(0)
         free.discard(st)
@@ -174,7 +185,7 @@ def _inplace_source(step, position, b, buffers, plan, reads, last, storage_last,
         st = plan.storage_of.get(source)
         if (src.kind == INNER and st is not None and st not in claimed
                 and reads.get(source) == 1 and last[source] == s and storage_last[st] == s
-                and src.shape == out.shape and src.dtype == out.dtype):
+                and (src.shape, src.dtype, src.device) == (out.shape, out.dtype, out.device)):
             return st
     return None
 

@@ -36,7 +36,7 @@ from ._dlpack import DLPackError, from_dlpack, to_dlpack_for_read, to_dlpack_for
 from ._frontend import Namespace, OpFunction, UnknownOperatorError
 from ._frontend import function as _function
 from ._indexing import is_basic_key
-from ._invoke import PreparedCall, assign, invoke, prepared, push_copy
+from ._invoke import PreparedCall, assign, copy_function, invoke, prepared, push_copy
 from ._io import NDArrayFileError, load, load_frombuffer, save
 from ._ndarray import NDArray, new_array, wrap_chunk
 from ._numpy_style import histogram, split_v2, split_v2_params
@@ -72,7 +72,8 @@ __all__ = [
     "linspace", "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum",
     "minimum", "modulo", "moveaxis", "multiply", "Namespace", "NDArray", "NDArrayFileError",
     "new_array", "not_equal", "onehot_encode", "ones", "op", "OpFunction", "power", "prepared",
-    "PreparedCall", "push_copy", "save", "set_training", "split_v2", "split_v2_params", "subtract",
+    "PreparedCall", "push_copy", "copy_function", "save", "set_training", "split_v2",
+    "split_v2_params", "subtract",
     "to_dlpack_for_read", "to_dlpack_for_write", "true_divide", "UnknownOperatorError",
     "waitall", "wrap_chunk", "zeros",
 ]

@@ -47,7 +47,7 @@ from ._ndarray import _NUMBER, NDArray, _build_view, new_array
 from ._storage import storage_impl
 
 __all__ = ["invoke", "PreparedCall", "prepared", "binary", "unary", "assign", "push_copy",
-           "gather", "scatter"]
+           "copy_function", "gather", "scatter"]
 
 _NORMAL = FnProperty.NORMAL
 _np_ndarray = np.ndarray
@@ -561,8 +561,11 @@ def unary(data: NDArray, op_name: str) -> NDArray:
 
 
 # -- engine writes that are not operators -----------------------------------------
-def _copy_fn(src: NDArray, dst: NDArray):
-    """The function that copies ``src`` into ``dst`` (converting dtype), and its lane."""
+def copy_function(src: NDArray, dst: NDArray) -> tuple[Any, Any, FnProperty]:
+    """The engine function that copies ``src`` into ``dst`` (across devices, converting
+    dtype), the context to push it to and its property (the engine's copy lane when it
+    crosses between host and an accelerator); it reads ``src``'s variable and writes
+    ``dst``'s."""
     sdev, ddev = src._chunk.dev, dst._chunk.dev
     sview, dview = src._xp(), dst._xp()
     overlap = src._chunk is dst._chunk
@@ -593,7 +596,7 @@ def push_copy(src: NDArray, dst: NDArray) -> None:
     """Copy ``src`` into ``dst`` through the engine (across devices and dtypes)."""
     if mode.recording:
         check_write(dst)
-    fn, ctx, prop = _copy_fn(src, dst)
+    fn, ctx, prop = copy_function(src, dst)
     current_engine().push_sync(fn, ctx, [src._chunk.var], [dst._chunk.var], prop, 0, "_copyto")
 
 
