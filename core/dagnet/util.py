@@ -37,6 +37,7 @@ __all__ = [
     "getenv",
     "is_np_array",
     "is_np_shape",
+    "is_np_shape_global",
     "np_array",
     "np_shape",
     "reset_np",
@@ -91,6 +92,11 @@ def is_np_shape() -> bool:
     """Whether NumPy shape semantics are on in this thread: ``()`` is a scalar's
     shape, ``0`` a zero-size dimension and ``-1`` an unknown one."""
     return _switches.np_shape
+
+
+def is_np_shape_global() -> bool:
+    """Whether NumPy shape semantics were turned on for every thread (``set_np_shape(2)``)."""
+    return _Switches.np_shape_global
 
 
 def set_np_shape(active: bool | int) -> bool:

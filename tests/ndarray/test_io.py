@@ -70,7 +70,8 @@ NO_NAMES = struct.pack("<Q", 0)
     ("mxnet_v2_scalar.params", [("float64", ()), ("float32", (2,))]),
 ])
 def test_loads_mxnet_files_exactly(fname, spec):
-    loaded = mx.nd.load(str(DATA / fname))
+    with mx.np_shape(fname == "mxnet_np_shape.params"):  # saved under NumPy shapes
+        loaded = mx.nd.load(str(DATA / fname))
     if isinstance(spec, dict):
         assert isinstance(loaded, dict) and list(loaded) == list(spec)
         pairs = [(loaded[name], spec[name]) for name in spec]
@@ -111,7 +112,8 @@ def test_a_0d_array_makes_the_file_version_3(tmp_path):
     want = (header(2) + v2_record(fixture_values("float32", (2,)), 0, 0xF993FACA)
             + v2_record(fixture_values("int64", ()), 6, 0xF993FACA) + NO_NAMES)
     assert raw == want
-    got = mx.nd.load(tmp_path / "s")
+    with mx.np_shape(True):
+        got = mx.nd.load(tmp_path / "s")
     assert_same(got[1], fixture_values("int64", ()))
 
 
@@ -124,11 +126,12 @@ def test_round_trip_of_every_dtype(tmp_path, dtype):
     raw = (tmp_path / "f.params").read_bytes()
     flag = ALL_DTYPES.index(dtype)
     assert raw.startswith(header(3) + v2_record(fixture_values(dtype, (3, 4)), flag, 0xF993FACA))
-    loaded = mx.nd.load(tmp_path / "f.params")
+    with mx.np_shape(True):
+        loaded = mx.nd.load(tmp_path / "f.params")
+        again = mx.nd.load_frombuffer(raw)
     assert list(loaded) == ["a", "scalar", "empty"]
     for name, shape in [("a", (3, 4)), ("scalar", ()), ("empty", (2, 0, 3))]:
         assert_same(loaded[name], fixture_values(dtype, shape))
-    again = mx.nd.load_frombuffer(raw)
     for name in arrays:
         assert_same(again[name], loaded[name].asnumpy())
 
@@ -260,3 +263,28 @@ def test_uninitialised_records_of_old_mxnet():
     for raw in (old_v2, legacy):
         with pytest.raises(ValueError, match="array 0: it holds an uninitialised NDArray"):
             mx.nd.load_frombuffer(raw)
+
+
+def test_files_load_under_the_shape_semantics_they_were_saved_under(tmp_path):
+    """MXNet's rule: a file saved under NumPy shape semantics loads only under them, and
+    one saved outside them only outside them (unless they are on for every thread)."""
+    with mx.np_shape(True):
+        mx.nd.save(tmp_path / "np", [mx.nd.ones((2, 0))])
+    mx.nd.save(tmp_path / "legacy", [mx.nd.ones((2, 1))])
+    assert (tmp_path / "np").read_bytes()[24:28] == struct.pack("<I", 0xF993FACA)
+    with pytest.raises(mx.base.MXNetError, match="saved under NumPy shape semantics"):
+        mx.nd.load(tmp_path / "np")
+    with mx.np_shape(True):
+        assert mx.nd.load(tmp_path / "np")[0].shape == (2, 0)
+        with pytest.raises(mx.base.MXNetError, match="np_shape\\(False\\)"):
+            mx.nd.load(tmp_path / "legacy")
+    previous = mx.util.set_np_shape(2)  # on for every thread: older files load too
+    try:
+        assert mx.nd.load(tmp_path / "legacy")[0].shape == (2, 1)
+    finally:
+        mx.util.set_np_shape(previous)
+
+
+def test_sparse_arrays_are_not_saved_under_numpy_shapes(tmp_path):
+    with mx.np_shape(True), pytest.raises(mx.base.MXNetError, match="tostype"):
+        mx.nd.save(tmp_path / "s", [mx.nd.ones((2, 2)).tostype("row_sparse")])

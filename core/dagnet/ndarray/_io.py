@@ -25,6 +25,9 @@ bytes are those MXNet 1.9.1 writes for the same arrays.  A 0-d array is the exce
 MXNet writes a version-2 record with ndim 0 that it cannot read back, so when any array
 is 0-d dagnet writes every record as version 3 (magic 0xF993FACA), as MXNet does under
 NumPy-shape semantics; MXNet loads such a file inside ``with mx.np_shape(True):``.
+Under NumPy-shape semantics every record is version 3 (dense arrays only), and, as in
+MXNet, a version-3 record loads only under NumPy-shape semantics and an older one only
+outside them (unless they are on for every thread, ``set_np_shape(2)``).
 
 A sparse array (storage type 1, row_sparse, or 2, csr) is a version-2 record whose
 storage type is followed by its storage shape (the shape of its stored values);
@@ -54,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import DagnetError
+from ..util import is_np_shape, is_np_shape_global
 from ._creation import array
 from ._ndarray import NDArray
 
@@ -164,9 +168,14 @@ def loads_raw(buf: bytes | bytearray | memoryview) -> np.ndarray:
 def _dumps(names: list[str], arrays: list[NDArray]) -> bytes:
     """The bytes of an NDArray-list file holding ``arrays`` under ``names``."""
     # waits for pending writes; host copies (sparse arrays are written as they are stored)
+    np_shape = is_np_shape()
+    if np_shape and any(item.stype != "default" for item in arrays):
+        raise NDArrayFileError("mx.nd.save: sparse arrays cannot be saved under NumPy shape "
+                               "semantics; save them outside `with mx.np_shape(True):` or "
+                               "convert them with .tostype('default')")
     hosts = [item if item.stype != "default" else item.asnumpy() for item in arrays]
-    magic = _V3_MAGIC if any(isinstance(h, np.ndarray) and h.ndim == 0 for h in hosts) \
-        else _V2_MAGIC
+    zero_dim = any(isinstance(h, np.ndarray) and h.ndim == 0 for h in hosts)
+    magic = _V3_MAGIC if np_shape or zero_dim else _V2_MAGIC
     out = [struct.pack("<QQQ", _LIST_MAGIC, 0, len(hosts))]
     for host in hosts:
         out.extend(_record_bytes(host, magic) if isinstance(host, np.ndarray)
@@ -223,9 +232,27 @@ class _BadFile(Exception):
     """The buffer is not a readable NDArray-list file; the message says why."""
 
 
-def _record(reader: _Reader) -> np.ndarray | str | tuple:
+class _WrongShapeSemantics(Exception):
+    """A record saved under the other NumPy-shape semantics than those in force."""
+
+
+def _check_shape_semantics(magic: int) -> None:
+    """MXNet's rule: version-3 records (saved under NumPy shape semantics) load only
+    under them, older ones only outside them unless they are on for every thread."""
+    if magic == _V3_MAGIC and not is_np_shape():
+        raise _WrongShapeSemantics(
+            "it was saved under NumPy shape semantics and must be loaded under them: "
+            "load it inside `with mx.np_shape(True):` (or under @mx.use_np_shape)")
+    if magic != _V3_MAGIC and is_np_shape() and not is_np_shape_global():
+        raise _WrongShapeSemantics(
+            "it was not saved under NumPy shape semantics but is being loaded under them: "
+            "load it inside `with mx.np_shape(False):`")
+
+
+def _record(reader: _Reader, in_file: bool = False) -> np.ndarray | str | tuple:
     """One array record: its values, ``(stype, shape, values, aux)`` for a sparse array,
-    or what dagnet cannot hold ("bfloat16")."""
+    or what dagnet cannot hold ("bfloat16").  A record ``in_file`` must match the NumPy
+    shape semantics in force (a pickled array's record need not)."""
     (magic,) = reader.unpack("I")
     sparse = None
     if magic in (_V2_MAGIC, _V3_MAGIC):
@@ -251,6 +278,8 @@ def _record(reader: _Reader) -> np.ndarray | str | tuple:
             raise _BadFile("it holds an uninitialised NDArray (no shape)")
     if any(dim < 0 for dim in shape):
         raise _BadFile(f"it holds an NDArray of unknown shape {shape}")
+    if in_file:
+        _check_shape_semantics(magic)
     _dev_type, _dev_id, flag = reader.unpack("iii")
     if sparse is not None:
         aux = [(reader.unpack("i")[0], reader.shape()) for _ in range(sparse[1])]
@@ -295,7 +324,7 @@ def _parse(buf: bytes | memoryview, source: str) -> tuple[list[str], list[np.nda
         records = []
         for index in range(count):
             try:
-                records.append(_record(reader))
+                records.append(_record(reader, in_file=True))
             except _BadFile as error:
                 raise _BadFile(f"array {index}: {error}") from None
         (name_count,) = reader.unpack("Q")
@@ -308,6 +337,8 @@ def _parse(buf: bytes | memoryview, source: str) -> tuple[list[str], list[np.nda
                          f"{reader.pos} of {len(reader.buf)})") from None
     except (_BadFile, UnicodeDecodeError) as error:
         raise NDArrayFileError(f"{source} is not {expected}: {error}") from None
+    except _WrongShapeSemantics as error:
+        raise NDArrayFileError(f"cannot load {source}: {error}") from None
     unsupported = {(f"{names[i]!r}" if names else f"array {i}") + f" ({kind})": kind
                    for i, kind in enumerate(records) if isinstance(kind, str)}
     if unsupported:
