@@ -3,7 +3,8 @@
 The C API of oneDNN v3 (``dnnl.h``) is called directly: no compiler, no binding package.
 One CPU engine serves the process; each thread that runs primitives gets its own stream
 and its own OpenMP thread count (OpenMP's ``nthreads`` setting belongs to the calling
-thread), set from ``config cpu_kernel_threads`` before each run.
+thread), set from ``config cpu_kernel_threads`` before each run.  ``OMP_WAIT_POLICY``
+defaults to ``PASSIVE`` when the library loads.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import os
 import sys
 import threading
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 from dagnet import DagnetError
@@ -50,10 +52,6 @@ def _candidate_paths() -> list[Path]:
     """Where the wheel puts the library: ``<prefix>/lib`` of this environment, or any file
     of the installed distribution named like it."""
     paths = [Path(sys.prefix) / "lib" / _SONAME]
-    try:
-        from importlib.metadata import PackageNotFoundError, distribution
-    except ImportError:  # pragma: no cover - Python < 3.8
-        return paths
     try:
         dist = distribution(DISTRIBUTION)
     except PackageNotFoundError:
@@ -188,6 +186,10 @@ def failure() -> str | None:
 
 
 def _open() -> Library:
+    # OpenMP's threads sleep between oneDNN calls instead of spinning (unless the user chose
+    # otherwise): dagnet runs Python and numpy work between them, which spinning threads
+    # would starve of cores.  Read once, when libgomp loads with libdnnl.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     tried = []
     for path in _candidate_paths():
         if not path.exists():
