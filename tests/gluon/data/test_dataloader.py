@@ -141,3 +141,18 @@ def test_slow_batch_times_out():
     with pytest.raises(gdata.DataLoaderTimeoutError, match="timeout=0.3"):
         next(iter(loader))
     del loader  # terminates the sleeping worker
+
+
+def test_workers_exit_by_themselves_leaving_unread_batches():
+    """Shutting a pool down with batches nobody read lets each worker exit on its own
+    (exit code 0) instead of blocking on the full pipe until it is terminated."""
+    from dagnet.gluon.data.worker_pool import ProcessWorkerPool
+
+    big = np.zeros((64, 100_000), np.float32)  # each batch is far larger than a pipe's buffer
+    pool = ProcessWorkerPool(2, big, lambda rows: np.stack(rows), timeout=30)
+    for key in range(4):
+        pool.submit(key, range(key * 8, key * 8 + 8))
+    np.testing.assert_array_equal(pool.result(0), big[:8])
+    workers = list(pool._workers)
+    pool.shutdown()
+    assert [proc.exitcode for proc in workers] == [0, 0]

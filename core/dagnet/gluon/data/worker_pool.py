@@ -28,6 +28,7 @@ __all__ = ["DataLoaderWorkerError", "DataLoaderTimeoutError", "ProcessWorkerPool
            "ThreadWorkerPool"]
 
 _POLL_SECONDS = 0.1
+_EXIT_SECONDS = 1.0  # how long shutdown lets the workers finish their batches
 
 
 class DataLoaderWorkerError(DagnetError, RuntimeError):
@@ -44,6 +45,9 @@ def _worker_loop(dataset: Any, batchify_fn: Callable, tasks: Any, results: Any,
     while True:
         task = tasks.get()
         if task is None:
+            # results still unread are not wanted any more: exit without waiting for the
+            # parent to drain them from the pipe
+            results.cancel_join_thread()
             return
         key, indices = task
         try:
@@ -143,11 +147,14 @@ class ProcessWorkerPool:
                 self._tasks.put(None)
             except (OSError, ValueError):
                 break
+        deadline = time.monotonic() + _EXIT_SECONDS  # for all workers together
         for proc in self._workers:
-            proc.join(timeout=0.5)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join(timeout=1)
+            proc.join(timeout=max(0.0, deadline - time.monotonic()))
+        stuck = [proc for proc in self._workers if proc.is_alive()]
+        for proc in stuck:
+            proc.terminate()
+        for proc in stuck:
+            proc.join(timeout=1)
         for q in (self._tasks, self._results):
             q.close()
             q.cancel_join_thread()
