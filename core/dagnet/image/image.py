@@ -104,11 +104,22 @@ def resize_bilinear(array: np.ndarray, w: int, h: int) -> np.ndarray:
                     np.rint(fy * 2048).astype(np.int32))
         wide = array.astype(np.int32)
         extra = (None,) * (array.ndim - 2)
-        rows = wide[:, xs] * cx0[(None, slice(None)) + extra] + \
-            wide[:, xs1] * cx1[(None, slice(None)) + extra]
-        top = ((rows[ys] >> 4) * cy0[(slice(None), None) + extra]) >> 16
-        bottom = ((rows[ys1] >> 4) * cy1[(slice(None), None) + extra]) >> 16
-        return ((top + bottom + 2) >> 2).clip(0, 255).astype(np.uint8)
+        rows = np.take(wide, xs, axis=1)
+        rows *= cx0[(None, slice(None)) + extra]
+        right = np.take(wide, xs1, axis=1)
+        right *= cx1[(None, slice(None)) + extra]
+        rows += right
+        rows >>= 4  # on the source rows, before they are repeated for the output rows
+        top = np.take(rows, ys, axis=0)
+        top *= cy0[(slice(None), None) + extra]
+        top >>= 16
+        bottom = np.take(rows, ys1, axis=0)
+        bottom *= cy1[(slice(None), None) + extra]
+        bottom >>= 16
+        top += bottom
+        top += 2
+        top >>= 2
+        return np.clip(top, 0, 255, out=top).astype(np.uint8)
     extra = (None,) * (array.ndim - 2)
     wide = array.astype(np.float64)
     fxb = fx[(None, slice(None)) + extra]
