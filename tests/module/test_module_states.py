@@ -63,9 +63,6 @@ def test_forward_takes_a_batch_without_label_and_reshapes():
     assert mod.get_outputs()[0].shape == (3, 5)
 
 
-def test_group2ctxs_is_refused_with_the_alternative():
-    with pytest.raises(mx.ContextError, match="one Module per device"):
-        mx.mod.Module(mx.sym.var("data"), label_names=None, group2ctxs={"dev1": mx.cpu(1)})
 
 
 def test_base_module_set_params_goes_through_init_params():

@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import ndarray
 from .._argcheck import ArgumentTypeError
-from .._errors import ContextError, DagnetError
+from .._errors import DagnetError
 from ..context import Context, cpu
 from ..initializer import InitDesc
 from ..io import DataBatch, DataDesc
@@ -38,9 +38,11 @@ class Module(BaseModule):
     other arguments are parameters (``fixed_param_names`` among them are not updated).
 
     ``context`` is one device or a list of them; each runs a slice of every batch,
-    in proportion to ``work_load_list``.  The usual sequence is ``bind``,
-    ``init_params``, ``init_optimizer``, then ``forward``/``backward``/``update`` per
-    batch, or :meth:`fit` for all of it.
+    in proportion to ``work_load_list``.  ``group2ctxs`` runs the symbol's
+    ``ctx_group`` s on other devices (model parallelism): one ``group2ctx`` dict per
+    context, or one dict for all (its values a context, or a list of one per context).
+    The usual sequence is ``bind``, ``init_params``, ``init_optimizer``, then
+    ``forward``/``backward``/``update`` per batch, or :meth:`fit` for all of it.
     """
 
     def __init__(self, symbol: Any, data_names: Sequence[str] | None = ("data",),
@@ -51,11 +53,6 @@ class Module(BaseModule):
                  state_names: Sequence[str] | None = None, group2ctxs: Any = None,
                  compression_params: dict | None = None) -> None:
         super().__init__(logger=logger)
-        if group2ctxs is not None:
-            raise ContextError(
-                "Module: group2ctxs places node groups on several devices, but a dagnet "
-                "executor runs its whole graph on one device; use one Module per device "
-                "(data parallelism with context=[...]) instead")
         contexts = [context] if isinstance(context, Context) else list(context)
         if not contexts or not all(isinstance(c, Context) for c in contexts):
             raise ArgumentTypeError(f"Module: context must be a Context such as mx.cpu() or a "
@@ -66,6 +63,7 @@ class Module(BaseModule):
             raise ValueError(f"Module: work_load_list has {len(work_load_list)} entries for "
                              f"{len(contexts)} contexts; give one per context")
         self._work_load_list = work_load_list
+        self._group2ctxs = group2ctxs
         self._symbol = symbol
         data_names = list(data_names) if data_names is not None else []
         label_names = list(label_names) if label_names is not None else []
@@ -252,8 +250,9 @@ class Module(BaseModule):
                                        label_shapes)
         group = DataParallelExecutorGroup(
             self._symbol, self._context, self._work_load_list, data, labels,
-            self._param_names, for_training, inputs_need_grad, self._fixed_param_names,
-            grad_req, state_names=self._state_names)
+            self._param_names, for_training, inputs_need_grad, logger=self.logger,
+            fixed_param_names=self._fixed_param_names, grad_req=grad_req,
+            state_names=self._state_names, group2ctxs=self._group2ctxs)
         self.for_training = for_training
         self.inputs_need_grad = inputs_need_grad
         self._grad_req = grad_req

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import ndarray
-from .._errors import DagnetError, ShapeError
+from .._errors import DagnetError
 from ..context import Context, cpu
 from ..io import DataBatch
 from ..name import NameManager
@@ -22,47 +22,6 @@ from .executor_group import DataParallelExecutorGroup
 __all__ = ["BucketingModule"]
 
 _CPU = cpu()
-
-
-class _SharedExecutorGroup(DataParallelExecutorGroup):
-    """An executor group whose executors use another group's parameter, gradient and
-    auxiliary arrays (the same NDArrays), allocating only their own inputs."""
-
-    def __init__(self, shared: DataParallelExecutorGroup, *args: Any, **kwargs: Any) -> None:
-        self._shared = shared
-        super().__init__(*args, **kwargs)
-
-    def _bind_one(self, i: int, data_shapes: list, label_shapes: list) -> Any:
-        shapes = self._slice_shapes(i, data_shapes, label_shapes)
-        types = {d.name: np.dtype(getattr(d, "dtype", np.float32))
-                 for d in data_shapes + label_shapes}
-        arg_shapes, _, aux_shapes = self.symbol.infer_shape(**shapes)
-        arg_types, _, aux_types = self.symbol.infer_type(**types)
-        other = self._shared.execs[i]
-        ctx = self.contexts[i]
-        args, grads, aux = {}, {}, {}
-        for name, shape, dtype in zip(self.arg_names, arg_shapes, arg_types):
-            if name in self.param_names and name in other.arg_dict:
-                args[name] = _same_shape(other.arg_dict[name], shape, name)
-                if self.grad_req.get(name, "null") != "null":
-                    grads[name] = other.grad_dict[name]
-            else:
-                args[name] = ndarray.zeros(shape, ctx=ctx, dtype=dtype)
-                if self.grad_req.get(name, "null") != "null":
-                    grads[name] = ndarray.zeros(shape, ctx=ctx, dtype=dtype)
-        for name, shape, dtype in zip(self.aux_names, aux_shapes, aux_types):
-            aux[name] = (_same_shape(other.aux_dict[name], shape, name)
-                         if name in other.aux_dict else ndarray.zeros(shape, ctx=ctx, dtype=dtype))
-        return self.symbol.bind(ctx, args, args_grad=grads, grad_req=self.grad_req,
-                                aux_states=aux, shared_exec=other)
-
-
-def _same_shape(array: Any, shape: tuple, name: str) -> Any:
-    if tuple(array.shape) != tuple(shape):
-        raise ShapeError(f"BucketingModule: parameter {name!r} has shape {tuple(shape)} in this "
-                         f"bucket but {tuple(array.shape)} in the default bucket; every bucket's "
-                         f"symbol must use the parameters with the same shapes")
-    return array
 
 
 class BucketingModule(BaseModule):
@@ -257,10 +216,12 @@ class BucketingModule(BaseModule):
         default = self._buckets[self._default_bucket_key]
         data, labels = parse_data_desc(module.data_names, module.label_names, data_shapes,
                                        label_shapes)
-        group = _SharedExecutorGroup(
-            default._exec_group, module.symbol, module._context, module._work_load_list,
-            data, labels, module._param_names, default.for_training, default.inputs_need_grad,
-            module._fixed_param_names, self._grad_req, state_names=module._state_names)
+        group = DataParallelExecutorGroup(
+            module.symbol, module._context, module._work_load_list, data, labels,
+            module._param_names, default.for_training, default.inputs_need_grad,
+            shared_group=default._exec_group, logger=self.logger,
+            fixed_param_names=module._fixed_param_names, grad_req=self._grad_req,
+            state_names=module._state_names, group2ctxs=self._group2ctxs)
         module.for_training = default.for_training
         module.inputs_need_grad = default.inputs_need_grad
         module._grad_req = self._grad_req

@@ -3,22 +3,32 @@
 
 The batch is split along each input's batch axis (the ``'N'`` of its layout)
 in proportion to the work load of each device; parameters have one array per
-device, which the module keeps equal by updating them all alike.
+device, which the module keeps equal by updating them all alike.  With
+``group2ctxs`` each of those executors itself spans several devices (model
+parallelism: its ``ctx_group`` s run where ``group2ctx`` says).
+
+A group made with ``shared_group`` (BucketingModule's buckets) binds to that
+group's parameter, gradient and auxiliary arrays and borrows its executors'
+memory; both keep their other inputs (data, labels, states, and arguments that
+are not parameters here) in one ``shared_data_arrays`` dict per device, so an
+input of the same name, shape and dtype is the same array in both.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from .._errors import ShapeError
+from .._errors import ContextError, ShapeError
 from ..context import Context, cpu
+from ..executor import input_contexts
 from ..io import DataDesc
 
-__all__ = ["DataParallelExecutorGroup", "split_input_slice"]
+__all__ = ["DataParallelExecutorGroup", "split_input_slice", "group2ctx_per_context"]
 
 
 def split_input_slice(batch_size: int, work_load_list: Sequence[float]) -> list[slice]:
@@ -40,19 +50,56 @@ def split_input_slice(batch_size: int, work_load_list: Sequence[float]) -> list[
     return slices
 
 
+def group2ctx_per_context(group2ctxs: Any, num_contexts: int) -> list[dict | None]:
+    """One ``group2ctx`` dict (or None) per data-parallel context, from a module's
+    ``group2ctxs``: None, a list of one dict per context, or one dict whose values
+    are a context (the same for every context) or a list of one context or of one
+    per context."""
+    if group2ctxs is None:
+        return [None] * num_contexts
+    if isinstance(group2ctxs, (list, tuple)):
+        if len(group2ctxs) != num_contexts:
+            raise ContextError(f"group2ctxs has {len(group2ctxs)} dicts for {num_contexts} "
+                               f"contexts; give one dict per context, or one dict for all")
+        return list(group2ctxs)
+    if not isinstance(group2ctxs, Mapping):
+        raise ContextError(f"group2ctxs must be a dict of group name -> context (or list of "
+                           f"contexts), or a list of such dicts, got {type(group2ctxs).__name__}")
+    result: list[dict] = [{} for _ in range(num_contexts)]
+    for group, where in group2ctxs.items():
+        per_context = [where] if isinstance(where, Context) else list(where)
+        if len(per_context) == 1:
+            per_context *= num_contexts
+        if len(per_context) != num_contexts:
+            raise ContextError(f"group2ctxs[{group!r}] has {len(per_context)} contexts for "
+                               f"{num_contexts} data-parallel contexts; give one, or one per "
+                               f"context")
+        for mapping, ctx in zip(result, per_context):
+            mapping[group] = ctx
+    return result
+
+
 class DataParallelExecutorGroup:
     """The executors of one module: one per context, bound for ``data_shapes`` and
-    ``label_shapes`` (lists of :class:`~dagnet.io.DataDesc` for the whole batch).
+    ``label_shapes`` (:class:`~dagnet.io.DataDesc` s or ``(name, shape)`` pairs for the
+    whole batch).
 
     ``grad_req`` applies to the parameters not in ``fixed_param_names`` (and to the
-    data when ``inputs_need_grad``); everything else gets ``'null'``.
+    data when ``inputs_need_grad``); everything else gets ``'null'``.  ``group2ctxs``
+    places each context's ``ctx_group`` s (see :func:`group2ctx_per_context`).
+    ``shared_group``: a group (of the same contexts) whose parameters and memory this
+    one uses.  ``logger`` reports inputs that outgrow their shared arrays.
     """
 
     def __init__(self, symbol: Any, contexts: list[Context], workload: list[float],
-                 data_shapes: list[DataDesc], label_shapes: list[DataDesc] | None,
+                 data_shapes: Sequence[Any], label_shapes: Sequence[Any] | None,
                  param_names: list[str], for_training: bool, inputs_need_grad: bool,
-                 fixed_param_names: list[str] | None = None, grad_req: Any = "write",
-                 state_names: list[str] | None = None) -> None:
+                 shared_group: DataParallelExecutorGroup | None = None,
+                 logger: Any = logging, fixed_param_names: list[str] | None = None,
+                 grad_req: Any = "write", state_names: list[str] | None = None,
+                 group2ctxs: Any = None) -> None:
+        data_shapes = _descs(data_shapes)
+        label_shapes = None if label_shapes is None else _descs(label_shapes)
         self.symbol = symbol
         self.contexts = contexts
         self.workload = workload
@@ -70,6 +117,12 @@ class DataParallelExecutorGroup:
         self.data_names = [d.name for d in data_shapes]
         self.label_names = [d.name for d in label_shapes or []]
         self.grad_req = self._grad_reqs(grad_req)
+        self.group2ctxs = group2ctx_per_context(group2ctxs, len(contexts))
+        self.logger = logger
+        self._shared_group = shared_group
+        self.shared_data_arrays: list[dict[str, Any]] = (
+            shared_group.shared_data_arrays if shared_group is not None
+            else [{} for _ in contexts])
         self._default_execs: list[Any] | None = None
         self._default_shapes: tuple | None = None
         self.bind_exec(data_shapes, label_shapes)
@@ -142,11 +195,58 @@ class DataParallelExecutorGroup:
 
     def _bind_one(self, i: int, data_shapes: list[DataDesc],
                   label_shapes: list[DataDesc]) -> Any:
+        """Bind context ``i``'s executor: parameters (and their gradients) from the shared
+        group's executor or new, every other input from ``shared_data_arrays``."""
+        from .. import ndarray
+
         shapes = self._slice_shapes(i, data_shapes, label_shapes)
-        type_dict = {d.name: np.dtype(getattr(d, "dtype", np.float32))
-                     for d in data_shapes + label_shapes}
-        return self.symbol.simple_bind(self.contexts[i], grad_req=self.grad_req,
-                                       type_dict=type_dict, **shapes)
+        types = {d.name: np.dtype(getattr(d, "dtype", np.float32))
+                 for d in data_shapes + label_shapes}
+        arg_shapes, _, aux_shapes = self.symbol.infer_shape(**shapes)
+        arg_types, _, aux_types = self.symbol.infer_type(**types)
+        ctx, group2ctx = self.contexts[i], self.group2ctxs[i]
+        arg_ctxs, aux_ctxs = input_contexts(self.symbol, ctx, group2ctx)
+        shared = self._shared_group.execs[i] if self._shared_group is not None else None
+        inputs = self.shared_data_arrays[i]
+        args, grads, aux = {}, {}, {}
+        for name, shape, dtype, where in zip(self.arg_names, arg_shapes, arg_types, arg_ctxs):
+            need_grad = self.grad_req[name] != "null"
+            if name in self.param_names and shared is not None and name in shared.arg_dict:
+                args[name] = _same_shape(shared.arg_dict[name], shape, name)
+                if need_grad:
+                    grads[name] = shared.grad_dict[name]
+            elif name in self.param_names:
+                args[name] = ndarray.zeros(shape, ctx=where, dtype=dtype)
+                if need_grad:
+                    grads[name] = ndarray.zeros(shape, ctx=where, dtype=dtype)
+            else:
+                args[name] = self._input_array(inputs, name, shape, dtype, where)
+                if need_grad:
+                    grads[name] = self._input_array(inputs, f"grad of {name}", shape, dtype,
+                                                    where)
+        for name, shape, dtype, where in zip(self.aux_names, aux_shapes, aux_types, aux_ctxs):
+            aux[name] = (_same_shape(shared.aux_dict[name], shape, name)
+                         if shared is not None and name in shared.aux_dict
+                         else ndarray.zeros(shape, ctx=where, dtype=dtype))
+        return self.symbol.bind(ctx, args, args_grad=grads, grad_req=self.grad_req,
+                                aux_states=aux, group2ctx=group2ctx, shared_exec=shared)
+
+    def _input_array(self, inputs: dict[str, Any], name: str, shape: tuple, dtype: Any,
+                     ctx: Context) -> Any:
+        """``inputs[name]`` when it has this shape, dtype and context; else a new array,
+        which takes its place (the next group of this shape shares it)."""
+        from .. import ndarray
+
+        array = inputs.get(name)
+        if array is not None and (tuple(array.shape), np.dtype(array.dtype),
+                                  array.context) == (tuple(shape), np.dtype(dtype), ctx):
+            return array
+        if array is not None:
+            self.logger.debug("input %r: the shared array (%s on %s) does not fit %s on %s; "
+                              "allocating a new one", name, tuple(array.shape), array.context,
+                              tuple(shape), ctx)
+        array = inputs[name] = ndarray.zeros(shape, ctx=ctx, dtype=dtype)
+        return array
 
     def _collect_arrays(self) -> None:
         execs = self.execs
@@ -282,6 +382,19 @@ class DataParallelExecutorGroup:
         """Let ``monitor`` (with MXNet's ``Monitor.install(executor)``) watch every executor."""
         for executor in self.execs:
             monitor.install(executor)
+
+
+def _descs(shapes: Sequence[Any]) -> list[DataDesc]:
+    """``DataDesc`` s from DataDescs or ``(name, shape)`` pairs."""
+    return [d if isinstance(d, DataDesc) else DataDesc(*d) for d in shapes]
+
+
+def _same_shape(array: Any, shape: tuple, name: str) -> Any:
+    if tuple(array.shape) != tuple(shape):
+        raise ShapeError(f"parameter {name!r} has shape {tuple(shape)} here but "
+                         f"{tuple(array.shape)} in the shared executor group; every symbol "
+                         f"sharing parameters must use them with the same shapes")
+    return array
 
 
 def _batch_size(data_shapes: list[DataDesc]) -> int:
