@@ -15,6 +15,7 @@ DEFAULTS = {
     "engine": "threaded_per_device",
     "cpu_workers": 1,
     "cpu_kernel_threads": 1,
+    "cpu_onednn": True,
     "gpu_workers": 1,
     "copy_workers": 1,
     "priority_workers": 1,
