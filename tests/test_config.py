@@ -20,6 +20,7 @@ DEFAULTS = {
     "copy_workers": 1,
     "priority_workers": 1,
     "storage_pool": "exact",
+    "storage_pool_limit": 1 << 30,
     "temp_space_copies": 4,
     "memory_plan": True,
     "eliminate_common_expr": True,

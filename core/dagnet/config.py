@@ -83,6 +83,11 @@ _KEYS: dict[str, Key] = {
             "storage pool policy: exact (reuse blocks of the same rounded size), "
             "round (round up to a power of two) or unpooled",
             _choice("exact", "round", "unpooled")),
+        Key("storage_pool_limit", int, 1 << 30,
+            "bytes of freed blocks one device's pool keeps for reuse; a block freed beyond "
+            "that goes back to the device (host memory held idle by a pool is memory the "
+            "operating system cannot give elsewhere), 0 for no limit",
+            lambda v: None if v >= 0 else "must be 0 (no limit) or more"),
         Key("temp_space_copies", int, 4,
             "temp-space buffers per device handed out round-robin", _positive),
         Key("memory_plan", bool, True,

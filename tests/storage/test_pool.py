@@ -190,6 +190,29 @@ def test_policy_is_fixed_when_the_pool_is_created(fake):
     assert StorageManager().pool(FAKE0).policy == "unpooled"
 
 
+def test_blocks_freed_beyond_the_limit_go_back_to_the_device(fake):
+    with dagnet.config.set(storage_pool_limit=2048):
+        manager = manager_with("exact")
+    assert manager.pool(FAKE0).limit == 2048
+    a, b, c = (manager.alloc(1024, FAKE0) for _ in range(3))
+    manager.free(a)
+    manager.free(b)  # the pool now holds its limit
+    manager.free(c)  # so this block is returned
+    assert fake.frees == 1 and fake.held == 2048
+    assert manager.stats(FAKE0) == stats(pooled=2048, peak=3072, allocations=3)
+    manager.alloc(1024, FAKE0)  # a pooled block serves it, freeing room under the limit
+    manager.free(manager.alloc(1024, FAKE0))
+    assert manager.stats(FAKE0).pooled == 1024 and fake.frees == 1
+
+
+def test_limit_zero_pools_without_limit(fake):
+    with dagnet.config.set(storage_pool_limit=0):
+        manager = manager_with("exact")
+    for handle in [manager.alloc(1 << 20, FAKE0) for _ in range(4)]:
+        manager.free(handle)
+    assert manager.stats(FAKE0).pooled == 4 << 20 and fake.frees == 0
+
+
 def test_zero_bytes(fake):
     manager = manager_with("exact")
     handle = manager.alloc(0, FAKE0)

@@ -65,11 +65,16 @@ class StorageStats:
 
 
 class DevicePool:
-    """Recycles freed blocks of one device by size bucket."""
+    """Recycles freed blocks of one device by size bucket.
 
-    def __init__(self, ctx: Context, backend: Any, policy: str):
+    At most ``limit`` bytes (0: no limit) wait in the pool; a block freed beyond
+    that goes back to the device.
+    """
+
+    def __init__(self, ctx: Context, backend: Any, policy: str, limit: int = 0):
         self.ctx = ctx
         self.policy = policy
+        self.limit = limit
         self._backend = backend
         self._free: dict[int, list[Any]] = {}
         self._sizes: dict[int, int] = {}  # nbytes -> bucket size, as asked so far
@@ -142,8 +147,12 @@ class DevicePool:
                 self._refuse(handle, "free")
             handle.live = False
             self._in_use -= handle.size
-            self._free.setdefault(handle.size, []).append(handle.data)
-            self._pooled += handle.size
+            pooled = not self.limit or self._pooled + handle.size <= self.limit
+            if pooled:
+                self._free.setdefault(handle.size, []).append(handle.data)
+                self._pooled += handle.size
+        if not pooled:
+            self._backend.free(handle.data)
         handle.data = None
 
     def direct_free(self, handle: Handle) -> None:
@@ -169,7 +178,8 @@ class StorageManager:
     """Hands out device memory through one :class:`DevicePool` per device.
 
     The pool policy comes from config ``storage_pool`` (``exact``, ``round``
-    or ``unpooled``) when a device's pool is first used.
+    or ``unpooled``), and the most bytes a pool keeps from ``storage_pool_limit``,
+    when a device's pool is first used.
     """
 
     def __init__(self) -> None:
@@ -188,7 +198,8 @@ class StorageManager:
             with self._lock:
                 pool = self._pools.get(ctx)
                 if pool is None:
-                    pool = self._pools[ctx] = DevicePool(ctx, backend, config.get("storage_pool"))
+                    pool = self._pools[ctx] = DevicePool(ctx, backend, config.get("storage_pool"),
+                                                         config.get("storage_pool_limit"))
         return pool
 
     def alloc(self, nbytes: int, ctx: Context) -> Handle:
