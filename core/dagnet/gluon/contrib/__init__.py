@@ -1,8 +1,8 @@
 """``mx.gluon.contrib``: MXNet 1.x's contributed Gluon blocks (``gluon.contrib.nn``,
-``gluon.contrib.rnn``) and samplers (``gluon.contrib.data``)."""
+``gluon.contrib.cnn``, ``gluon.contrib.rnn``) and samplers (``gluon.contrib.data``)."""
 
 from __future__ import annotations
 
-from . import data, nn, rnn
+from . import cnn, data, nn, rnn
 
-__all__ = ["data", "nn", "rnn"]
+__all__ = ["cnn", "data", "nn", "rnn"]

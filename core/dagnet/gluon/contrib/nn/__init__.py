@@ -1,5 +1,6 @@
 """``mx.gluon.contrib.nn``: ``Concurrent``/``HybridConcurrent`` (children on one input,
-outputs concatenated), ``Identity``, the ``PixelShuffle`` layers and ``SyncBatchNorm``."""
+outputs concatenated), ``Identity``, the ``PixelShuffle`` layers, ``SparseEmbedding`` and
+``SyncBatchNorm``."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from .basic_layers import (
     PixelShuffle1D,
     PixelShuffle2D,
     PixelShuffle3D,
+    SparseEmbedding,
     SyncBatchNorm,
 )
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D",
-           "PixelShuffle3D", "SyncBatchNorm"]
+           "PixelShuffle3D", "SparseEmbedding", "SyncBatchNorm"]

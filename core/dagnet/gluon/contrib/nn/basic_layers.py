@@ -1,6 +1,4 @@
-"""The contributed layers of MXNet 1.x's ``gluon.contrib.nn`` that dense arrays support
-(``SparseEmbedding`` needs row-sparse gradients and ``SyncBatchNorm`` statistics shared
-across devices, which dagnet does not have)."""
+"""The contributed layers of MXNet 1.x's ``gluon.contrib.nn``."""
 
 from __future__ import annotations
 
@@ -8,12 +6,13 @@ import warnings
 from typing import Any
 
 from .... import context
+from .... import ndarray as nd
 from ..._errors import GluonAssertionError
-from ...block import HybridBlock
+from ...block import Block, HybridBlock
 from ...nn import BatchNorm, Concatenate, HybridConcatenate
 
 __all__ = ["Concurrent", "HybridConcurrent", "Identity", "PixelShuffle1D", "PixelShuffle2D",
-           "PixelShuffle3D", "SyncBatchNorm"]
+           "PixelShuffle3D", "SparseEmbedding", "SyncBatchNorm"]
 
 
 class Concurrent(Concatenate):
@@ -33,6 +32,31 @@ class Identity(HybridBlock):
 
     def hybrid_forward(self, F: Any, x: Any) -> Any:
         return x
+
+
+class SparseEmbedding(Block):
+    """An embedding whose weight and weight gradient are both row_sparse: for very large
+    vocabularies trained through a KVStore, which sends only the rows a batch uses
+    (``weight.row_sparse_data(x)``).  Optimizers update those rows lazily.
+
+    Input: integer indices of any shape; output: that shape plus ``output_dim``."""
+
+    def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32",
+                 weight_initializer: Any = None, **kwargs: Any):
+        super().__init__(**kwargs)
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype,
+                        "sparse_grad": True}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim),
+                                      init=weight_initializer, dtype=dtype,
+                                      grad_stype="row_sparse", stype="row_sparse")
+
+    def forward(self, x: Any) -> Any:
+        weight = self.weight.row_sparse_data(x)
+        return nd.Embedding(x, weight, name="fwd", **self._kwargs)
+
+    def __repr__(self) -> str:
+        k = self._kwargs
+        return f"{type(self).__name__}({k['input_dim']} -> {k['output_dim']}, {k['dtype']})"
 
 
 def _factors(factor: Any, n: int) -> tuple[int, ...]:
