@@ -27,7 +27,8 @@ results are identical either way.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..context import Context
@@ -89,7 +90,9 @@ def plan_memory(graph: Graph, enabled: bool,
     plan.num_shared = len(plan.sizes)
     storage_last = [-1] * plan.num_shared
     block_users = [0] * plan.num_shared  # bit s set: step s uses a buffer of the block
-    free = set(range(plan.num_shared))
+    free = _FreeBlocks()
+    for st in range(plan.num_shared):
+        free.add(plan.devices[st], plan.sizes[st], st)
     ending: dict[int, list[int]] = {}
     for b, s in last.items():
         ending.setdefault(s, []).append(b)
@@ -98,24 +101,21 @@ def plan_memory(graph: Graph, enabled: bool,
 
     def take(b: int, s: int) -> int:
         need, device = buffers[b].nbytes, buffers[b].device
-        # blocks on the buffer's device whose earlier users the writer waits for anyway
-        usable = [st for st in free
-                  if plan.devices[st] == device and not block_users[st] & ~ancestors[s]]
-        fits = [st for st in usable if plan.sizes[st] >= need]
-        if fits:
-            st = min(fits, key=lambda i: plan.sizes[i])
+        # a free block on the buffer's device whose earlier users the writer waits for
+        # anyway: the smallest that fits, else the largest that may grow, else a new one
+        others = ~ancestors[s]
+        found = free.best(device, need, lambda st: not block_users[st] & others,
+                          lambda st: st >= plan.num_shared)
+        if found is not None:
+            st = found
+            free.remove(device, plan.sizes[st], st)
+            plan.sizes[st] = max(plan.sizes[st], need)
         else:
-            growable = [st for st in usable if st >= plan.num_shared]
-            if growable:
-                st = max(growable, key=lambda i: plan.sizes[i])
-                plan.sizes[st] = need
-            else:
-                st = len(plan.sizes)
-                plan.sizes.append(need)
-                plan.devices.append(device)
-                storage_last.append(-1)
-                block_users.append(0)
-        free.discard(st)
+            st = len(plan.sizes)
+            plan.sizes.append(need)
+            plan.devices.append(device)
+            storage_last.append(-1)
+            block_users.append(0)
         return st
 
     for s, step in enumerate(steps):
@@ -143,8 +143,41 @@ def plan_memory(graph: Graph, enabled: bool,
         for b in ending.get(s, ()):
             st = plan.storage_of[b]
             if storage_last[st] == s:
-                free.add(st)
+                free.add(plan.devices[st], plan.sizes[st], st)
     return plan
+
+
+class _FreeBlocks:
+    """The free blocks of each device, ordered by size, so that a request looks at
+    the fitting ones first (in a large graph thousands of blocks may be free)."""
+
+    def __init__(self) -> None:
+        self._by_device: dict[Context, list[tuple[int, int]]] = {}  # sorted (size, block)
+        self._members: set[int] = set()
+
+    def add(self, device: Context, size: int, st: int) -> None:
+        if st not in self._members:
+            self._members.add(st)
+            bisect.insort(self._by_device.setdefault(device, []), (size, st))
+
+    def remove(self, device: Context, size: int, st: int) -> None:
+        blocks = self._by_device[device]
+        del blocks[bisect.bisect_left(blocks, (size, st))]
+        self._members.discard(st)
+
+    def best(self, device: Context, need: int, usable: Callable[[int], bool],
+             growable: Callable[[int], bool]) -> int | None:
+        """The smallest usable block of at least ``need`` bytes, else the largest usable
+        growable one, else None."""
+        blocks = self._by_device.get(device, [])
+        start = bisect.bisect_left(blocks, (need, -1))
+        for _, st in blocks[start:]:
+            if usable(st):
+                return st
+        for _, st in reversed(blocks[:start]):
+            if growable(st) and usable(st):
+                return st
+        return None
 
 
 def _ancestors(graph: Graph) -> list[int]:
