@@ -21,7 +21,6 @@ from __future__ import annotations
 from ._bind import bind, simple_bind
 from ._cached_op import CachedOp, CachedOpError
 from ._executor import Executor, UnknownArgumentError, UnknownParameterError
-from ._placement import input_contexts
 
 __all__ = ["CachedOp", "CachedOpError", "Executor", "UnknownArgumentError",
-           "UnknownParameterError", "bind", "input_contexts", "simple_bind"]
+           "UnknownParameterError", "bind", "simple_bind"]

@@ -14,7 +14,7 @@ context.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,19 +31,23 @@ from ._cse import eliminate_common_expr, remap_entries
 from ._executor import Executor, UnknownArgumentError
 from ._graph import GRAD_REQS, build_graph
 from ._placement import check_group2ctx, input_contexts, place_nodes
+from ._shared_arrays import ArraySource
 
 __all__ = ["simple_bind", "bind", "reshape"]
 
 
 def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: dict | None = None,
                 group2ctx: dict | None = None, shared_exec: Executor | None = None,
-                **shapes: Any) -> Executor:
+                shared_arg_names: Collection[str] | None = None,
+                shared_buffer: dict[str, NDArray] | None = None, **shapes: Any) -> Executor:
     """Infer every shape from the argument shapes in ``shapes`` (and dtypes from
     ``type_dict``; arguments without one default to float32, as in MXNet),
     allocate zeroed arguments, gradients (per ``grad_req``) and auxiliary
     states on ``ctx`` -- or, for a variable whose ``ctx_group`` ``group2ctx``
     names, on that group's device -- and bind them.  ``shared_exec`` lends its
-    inner memory."""
+    inner memory; with ``shared_buffer`` it also lends the arrays of
+    ``shared_arg_names`` and the other arguments come from the buffer (see
+    :mod:`._shared_arrays`)."""
     dev = _device(ctx)
     group2ctx = check_group2ctx(group2ctx)
     # as MXNet, keyword values that are not shapes (an op's axis=, mode= ...) are ignored
@@ -57,14 +61,15 @@ def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: d
     arg_ctxs, aux_ctxs = input_contexts(symbol, dev.ctx, group2ctx)
     reqs = _grad_reqs(symbol, grad_req)
 
-    def allocate(node: Any, where: Context) -> NDArray:
-        entry = (node, 0)
-        return _zeros(entry_shapes[entry], ctx=where, dtype=entry_dtypes[entry])
-
-    args = [allocate(n, c) for n, c in zip(arg_nodes, arg_ctxs)]
-    grads = [None if r == "null" else allocate(n, c)
-             for n, c, r in zip(arg_nodes, arg_ctxs, reqs)]
-    aux = [allocate(n, c) for n, c in zip(aux_nodes, aux_ctxs)]
+    source = ArraySource(shared_exec, shared_arg_names, shared_buffer)
+    args, grads = [], []
+    for node, where, req in zip(arg_nodes, arg_ctxs, reqs):
+        arg, grad = source.argument(node.name, entry_shapes[(node, 0)],
+                                    entry_dtypes[(node, 0)], where, req != "null")
+        args.append(arg)
+        grads.append(grad)
+    aux = [source.auxiliary(n.name, entry_shapes[(n, 0)], entry_dtypes[(n, 0)], where)
+           for n, where in zip(aux_nodes, aux_ctxs)]
     return _make(symbol, dev, entry_shapes, entry_dtypes, args, grads, aux, reqs, shared_exec,
                  group2ctx)
 

@@ -11,7 +11,8 @@ A group made with ``shared_group`` (BucketingModule's buckets) binds to that
 group's parameter, gradient and auxiliary arrays and borrows its executors'
 memory; both keep their other inputs (data, labels, states, and arguments that
 are not parameters here) in one ``shared_data_arrays`` dict per device, so an
-input of the same name, shape and dtype is the same array in both.
+input of the same name, shape and dtype is the same array in both (see
+``simple_bind``'s ``shared_buffer``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import numpy as np
 
 from .._errors import ContextError, ShapeError
 from ..context import Context, cpu
-from ..executor import input_contexts
 from ..io import DataDesc
 
 __all__ = ["DataParallelExecutorGroup", "split_input_slice", "group2ctx_per_context"]
@@ -88,7 +88,7 @@ class DataParallelExecutorGroup:
     data when ``inputs_need_grad``); everything else gets ``'null'``.  ``group2ctxs``
     places each context's ``ctx_group`` s (see :func:`group2ctx_per_context`).
     ``shared_group``: a group (of the same contexts) whose parameters and memory this
-    one uses.  ``logger`` reports inputs that outgrow their shared arrays.
+    one uses.  ``logger`` is MXNet's argument, kept for its callers.
     """
 
     def __init__(self, symbol: Any, contexts: list[Context], workload: list[float],
@@ -195,58 +195,17 @@ class DataParallelExecutorGroup:
 
     def _bind_one(self, i: int, data_shapes: list[DataDesc],
                   label_shapes: list[DataDesc]) -> Any:
-        """Bind context ``i``'s executor: parameters (and their gradients) from the shared
-        group's executor or new, every other input from ``shared_data_arrays``."""
-        from .. import ndarray
-
+        """Bind context ``i``'s executor: parameters (and their gradients and the
+        auxiliary states) from the shared group's executor when there is one, every
+        other input from ``shared_data_arrays``."""
         shapes = self._slice_shapes(i, data_shapes, label_shapes)
-        types = {d.name: np.dtype(getattr(d, "dtype", np.float32))
-                 for d in data_shapes + label_shapes}
-        arg_shapes, _, aux_shapes = self.symbol.infer_shape(**shapes)
-        arg_types, _, aux_types = self.symbol.infer_type(**types)
-        ctx, group2ctx = self.contexts[i], self.group2ctxs[i]
-        arg_ctxs, aux_ctxs = input_contexts(self.symbol, ctx, group2ctx)
+        type_dict = {d.name: np.dtype(getattr(d, "dtype", np.float32))
+                     for d in data_shapes + label_shapes}
         shared = self._shared_group.execs[i] if self._shared_group is not None else None
-        inputs = self.shared_data_arrays[i]
-        args, grads, aux = {}, {}, {}
-        for name, shape, dtype, where in zip(self.arg_names, arg_shapes, arg_types, arg_ctxs):
-            need_grad = self.grad_req[name] != "null"
-            if name in self.param_names and shared is not None and name in shared.arg_dict:
-                args[name] = _same_shape(shared.arg_dict[name], shape, name)
-                if need_grad:
-                    grads[name] = shared.grad_dict[name]
-            elif name in self.param_names:
-                args[name] = ndarray.zeros(shape, ctx=where, dtype=dtype)
-                if need_grad:
-                    grads[name] = ndarray.zeros(shape, ctx=where, dtype=dtype)
-            else:
-                args[name] = self._input_array(inputs, name, shape, dtype, where)
-                if need_grad:
-                    grads[name] = self._input_array(inputs, f"grad of {name}", shape, dtype,
-                                                    where)
-        for name, shape, dtype, where in zip(self.aux_names, aux_shapes, aux_types, aux_ctxs):
-            aux[name] = (_same_shape(shared.aux_dict[name], shape, name)
-                         if shared is not None and name in shared.aux_dict
-                         else ndarray.zeros(shape, ctx=where, dtype=dtype))
-        return self.symbol.bind(ctx, args, args_grad=grads, grad_req=self.grad_req,
-                                aux_states=aux, group2ctx=group2ctx, shared_exec=shared)
-
-    def _input_array(self, inputs: dict[str, Any], name: str, shape: tuple, dtype: Any,
-                     ctx: Context) -> Any:
-        """``inputs[name]`` when it has this shape, dtype and context; else a new array,
-        which takes its place (the next group of this shape shares it)."""
-        from .. import ndarray
-
-        array = inputs.get(name)
-        if array is not None and (tuple(array.shape), np.dtype(array.dtype),
-                                  array.context) == (tuple(shape), np.dtype(dtype), ctx):
-            return array
-        if array is not None:
-            self.logger.debug("input %r: the shared array (%s on %s) does not fit %s on %s; "
-                              "allocating a new one", name, tuple(array.shape), array.context,
-                              tuple(shape), ctx)
-        array = inputs[name] = ndarray.zeros(shape, ctx=ctx, dtype=dtype)
-        return array
+        return self.symbol.simple_bind(
+            self.contexts[i], grad_req=self.grad_req, type_dict=type_dict,
+            group2ctx=self.group2ctxs[i], shared_exec=shared, shared_arg_names=self.param_names,
+            shared_buffer=self.shared_data_arrays[i], **shapes)
 
     def _collect_arrays(self) -> None:
         execs = self.execs
@@ -387,14 +346,6 @@ class DataParallelExecutorGroup:
 def _descs(shapes: Sequence[Any]) -> list[DataDesc]:
     """``DataDesc`` s from DataDescs or ``(name, shape)`` pairs."""
     return [d if isinstance(d, DataDesc) else DataDesc(*d) for d in shapes]
-
-
-def _same_shape(array: Any, shape: tuple, name: str) -> Any:
-    if tuple(array.shape) != tuple(shape):
-        raise ShapeError(f"parameter {name!r} has shape {tuple(shape)} here but "
-                         f"{tuple(array.shape)} in the shared executor group; every symbol "
-                         f"sharing parameters must use them with the same shapes")
-    return array
 
 
 def _batch_size(data_shapes: list[DataDesc]) -> int:

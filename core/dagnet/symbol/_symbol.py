@@ -352,11 +352,14 @@ class Symbol:
                     stype_dict: dict | None = None, group2ctx: dict | None = None,
                     shared_arg_names: list | None = None, shared_exec: Any = None,
                     shared_buffer: dict | None = None, **kwargs: Any) -> Any:
-        """Allocate every array from argument shapes (``kwargs``) and bind an executor."""
+        """Allocate every array from argument shapes (``kwargs``) and bind an executor
+        (see :func:`dagnet.executor.simple_bind`)."""
         from ..executor import simple_bind
 
         return simple_bind(self, ctx, grad_req=grad_req, type_dict=type_dict,
-                           group2ctx=group2ctx, shared_exec=shared_exec, **kwargs)
+                           group2ctx=group2ctx, shared_exec=shared_exec,
+                           shared_arg_names=shared_arg_names, shared_buffer=shared_buffer,
+                           **kwargs)
 
     def bind(self, ctx: Any, args: Any, args_grad: Any = None, grad_req: Any = "write",
              aux_states: Any = None, group2ctx: dict | None = None,
