@@ -1,5 +1,7 @@
 """autograd.get_symbol: the recorded computation as a Symbol that computes the same."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -40,3 +42,24 @@ def test_star_import_gives_mxnet_autograd_public_names():
     names = {}
     exec("from dagnet.autograd import *", names)
     assert {"NDArray", "Symbol", "get_symbol", "record", "backward"} <= set(names)
+
+
+class _Double(autograd.Function):
+    def forward(self, x):
+        return x * 2
+
+    def backward(self, dy):
+        return dy * 2
+
+
+def test_a_function_call_is_one_node_named_as_in_mxnet():
+    x = mx.nd.ones(3)
+    x.attach_grad()
+    with autograd.record():
+        y = _Double()(x) + 1
+    sym = autograd.get_symbol(y)
+    ops = [node["op"] for node in json.loads(sym.tojson())["nodes"]]
+    assert ops == ["null", "_CustomFunction", "_plus_scalar"]
+    assert sym.list_arguments() == ["var0"]
+    with pytest.raises(mx.base.MXNetError, match="_CustomFunction"):
+        sym.eval(var0=x)  # the node has no kernel: Python code is not in the symbol

@@ -84,6 +84,9 @@ class Function:
     per output and returns one per input, each of its input's shape.
     """
 
+    #: the operator a call is shown as in :func:`get_symbol`'s graph (MXNet's name)
+    graph_op_name = "_CustomFunction"
+
     def __init__(self) -> None:
         self._used = False
         self.saved_tensors: tuple = ()
