@@ -6,7 +6,10 @@ forward pass and returns copies of the outputs.  Inside ``record()`` the whole g
 is one recorded node (an :class:`autograd.Function`) whose gradient runs the
 executor's backward pass, so a hybridized block trains exactly as its imperative
 run does; a parameter's gradient that is all its variable gets is written by that
-pass straight into the parameter's ``.grad``.  Executors are kept per signature
+pass straight into the parameter's ``.grad``.  A small graph (no more operators than
+the ``inline_limit`` flag, default 2, and no ``static_alloc``) is inlined instead, as in
+MXNet: a recorded call runs its operators one by one, each recorded on its own.
+Executors are kept per signature
 (shapes, dtypes, context, and the parameter arrays they are bound to); an executor
 whose forward pass awaits its backward pass is not lent to another call until that
 backward ran or its recorded node died.
@@ -14,6 +17,7 @@ backward ran or its recorded node died.
 
 from __future__ import annotations
 
+import json
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -49,7 +53,9 @@ class CachedOp:
     ``data_names`` name the symbol's data inputs, ``param_names`` its parameters (both
     arguments and auxiliary states); a call passes the arrays in that order.
     ``static_alloc`` and ``static_shape`` are accepted as in MXNet: dagnet always keeps
-    the memory of a signature's executor between calls."""
+    the memory of a signature's executor between calls.  ``inline_limit`` (default 2)
+    is the most operators a graph may have to be inlined into a recording; with
+    ``static_alloc`` no graph is."""
 
     def __init__(self, sym: Any, data_names: Sequence[str], param_names: Sequence[str],
                  flags: Sequence[tuple[str, Any]] = ()):
@@ -67,6 +73,9 @@ class CachedOp:
                                   f"param_names")
         self._aux_set = set(self._aux_names)
         self._executors: dict[tuple, list[_Bound]] = {}
+        self._steps = _InlineSteps(sym)
+        self.inlined = (not self.flags.get("static_alloc", False)
+                        and self._steps.num_ops <= self.flags.get("inline_limit", 2))
 
     def __call__(self, *arrays: NDArray) -> list[NDArray]:
         count = len(self.data_names) + len(self.param_names)
@@ -81,6 +90,10 @@ class CachedOp:
         data = list(arrays[:len(self.data_names)])
         params = dict(zip(self.param_names, arrays[len(self.data_names):]))
         recording = autograd.is_recording()
+        if recording and self.inlined:
+            values = dict(zip(self.data_names, data))
+            values.update(params)
+            return self._steps.run(values, arrays[0].context if arrays else None)
         # inputs the recorded node differentiates: data in a graph, trainable parameters
         needs_grad = tuple(recording and in_graph(a) for a in data) + tuple(
             recording and name not in self._aux_set and in_graph(params[name])
@@ -144,8 +157,37 @@ class CachedOp:
         return _Bound(executor, data_arrays, grad_of, arg_of)
 
 
+class _InlineSteps:
+    """A graph as the operator calls it makes, in order (its symbol JSON's nodes), to run
+    them one by one on NDArrays so that autograd records each: MXNet's inlining."""
+
+    def __init__(self, sym: Any):
+        graph = json.loads(sym.tojson())
+        self._nodes = graph["nodes"]
+        self._heads = [(node, index) for node, index, *_ in graph["heads"]]
+        self.num_ops = sum(node["op"] != "null" for node in self._nodes)
+
+    def run(self, values: dict[str, NDArray], ctx: Any) -> list[NDArray]:
+        """The graph's outputs from its inputs ``values`` (by name); ``ctx`` places an
+        operator without inputs."""
+        from .. import ndarray
+
+        outputs: list[list[NDArray]] = []
+        for node in self._nodes:
+            if node["op"] == "null":
+                outputs.append([values[node["name"]]])
+                continue
+            params = {k: v for k, v in node.get("attrs", {}).items() if not k.startswith("__")}
+            inputs = [outputs[source][index] for source, index, *_ in node["inputs"]]
+            result = ndarray.invoke(node["op"], inputs, params, ctx=ctx)
+            outputs.append(result if isinstance(result, list) else [result])
+        return [outputs[node][index] for node, index in self._heads]
+
+
 class _GraphFunction(autograd.Function):
     """The recorded node of one call: forward runs the executor, backward its backward."""
+
+    graph_op_name = "_CachedOp"
 
     def __init__(self, op: CachedOp, bound: _Bound):
         super().__init__()
