@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -51,6 +53,15 @@ def test_gradients_match_plain_autograd():
     y.backward()
     np.testing.assert_allclose(got_w, w.grad.asnumpy(), rtol=1e-5)
     np.testing.assert_allclose(got_b, b.grad.asnumpy(), rtol=1e-5)
+
+
+def test_a_recorded_call_is_one_cachedop_node_in_get_symbol():
+    x, w, b = _inputs(2)
+    w.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.CachedOp(_fc())(x, w, b)
+    nodes = json.loads(mx.autograd.get_symbol(y).tojson())["nodes"]
+    assert [node["op"] for node in nodes] == ["null", "null", "null", "_CachedOp"]
 
 
 def test_retained_graph_backs_up_twice_and_new_shapes_bind_again():

@@ -178,6 +178,8 @@ class CachedOp:
 class _GraphFunction(autograd.Function):
     """The recorded node of one call: forward runs the executor, backward its backward."""
 
+    graph_op_name = "_CachedOp"
+
     def __init__(self, op: CachedOp, bound: _Bound, aux_inputs: list[NDArray]):
         super().__init__()
         self._op = op
