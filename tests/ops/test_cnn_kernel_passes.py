@@ -79,7 +79,11 @@ def _bn_inputs(shape, axis, dtype=np.float32, seed=0):
 @pytest.mark.parametrize("is_train", [True, False])
 @pytest.mark.parametrize("fix_gamma", [True, False])
 @pytest.mark.parametrize("threads", [1, 3])
-def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma, threads):
+# chunks: the whole array, runs of channels of one sample, runs of whole samples
+@pytest.mark.parametrize("chunk_bytes", [batch_norm._CHUNK_BYTES, 8, 800])
+def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma, threads,
+                                              chunk_bytes, monkeypatch):
+    monkeypatch.setattr(batch_norm, "_CHUNK_BYTES", chunk_bytes)
     with dagnet.config.set(cpu_kernel_threads=threads):
         _check_batch_norm(shape, axis, is_train, fix_gamma)
 
