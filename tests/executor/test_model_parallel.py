@@ -148,3 +148,13 @@ def test_updated_inputs_cannot_cross_devices():
     aux = [mx.nd.ones(s, ctx=mx.cpu(2)) for s in aux_shapes]
     with pytest.raises(mx.ContextError, match="'bn' runs on cpu\\(1\\) but updates"):
         net.bind(mx.cpu(), args, aux_states=aux, group2ctx=GROUPS)
+
+
+def test_the_monitor_sees_the_nodes_not_the_copies():
+    executor = _two_stage_net().simple_bind(mx.cpu(), data=(3, 5), group2ctx=GROUPS)
+    seen = {}
+    executor.set_monitor_callback(lambda name, array: seen.setdefault(name, array.context))
+    executor.forward(is_train=True)
+    assert len(seen) == 5 and not any("copy" in name for name in seen)
+    assert (seen["fc1_output"], seen["act1_output"]) == (mx.cpu(1), mx.cpu(1))
+    assert (seen["fc2_output"], seen["lro_output"]) == (mx.cpu(2), mx.cpu(2))
