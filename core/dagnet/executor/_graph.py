@@ -91,7 +91,7 @@ class Step:
     backward: bool = False
     # a backward op's outputs: the positions of the forward inputs they are gradients of
     gradient_of: list[int] = field(default_factory=list)
-    device: Context | None = None
+    device: Context | None = None  # build_graph sets it on every step
 
 
 @dataclass
