@@ -522,11 +522,11 @@ def _fan_out(functions: list[EngineFunction]) -> list[int]:
 
 def _fits(buffer: Any, shared_outputs: list[NDArray]) -> bool:
     """Whether output ``buffer`` can view the shared executor's output of its position:
-    the same dtype, no more bytes, and that output contiguous."""
+    the same dtype and device, no more bytes, and that output contiguous."""
     if buffer.position >= len(shared_outputs):
         return False
     old = shared_outputs[buffer.position]
-    return (old._dtype == buffer.dtype and old._strides is None
+    return (old._dtype == buffer.dtype and old._strides is None and old.context == buffer.device
             and buffer.nbytes <= old.size * old._dtype.itemsize)
 
 
