@@ -1,7 +1,7 @@
-"""Convolution through oneDNN (plugins/dagnet_ops/nn/_onednn): the same results as the
-numpy im2col kernels (1e-4 relative, float32) for a spread of parameters, forward and
-every gradient, for Convolution and Deconvolution; and the fallback to numpy when the
-library is switched off or absent."""
+"""Convolution and max pooling's gradient through oneDNN (plugins/dagnet_ops/nn/_onednn):
+the same results as the numpy kernels (1e-4 relative, float32) for a spread of
+parameters, forward and every gradient, for Convolution, Deconvolution and Pooling; and
+the fallback to numpy when the library is switched off or absent."""
 
 from __future__ import annotations
 
@@ -106,13 +106,35 @@ def test_layers_with_onednn_match_numpy(op, params):
         _close(got, want)
 
 
+@needs_onednn
+@pytest.mark.parametrize("shape, params", [
+    ((2, 4, 12, 12), {"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1)}),  # resnet's
+    ((2, 3, 11, 9), {"kernel": (3, 2), "stride": (2, 2), "pooling_convention": "full"}),
+    ((2, 3, 11, 9), {"kernel": (2, 2), "stride": (3, 2)}),  # the last rows are not pooled
+    ((2, 3, 5, 6), {"global_pool": True, "kernel": (1, 1)}),
+    ((2, 3, 13), {"kernel": (3,), "stride": (2,), "pad": (1,)}),
+    ((1, 2, 5, 6, 7), {"kernel": (2, 3, 2), "stride": (2, 1, 2)}),
+])
+def test_max_pooling_gradient_with_onednn_matches_numpy(shape, params, monkeypatch):
+    x = np.maximum(np.random.default_rng(2).standard_normal(shape), 0)  # ties at zero, as
+    x = dagnet.nd.array(x.astype(np.float32))                            # after a ReLU
+    x.attach_grad()
+    grads = []
+    for onednn in (True, False):
+        with dagnet.config.set(cpu_onednn=onednn), dagnet.autograd.record():
+            y = dagnet.nd.Pooling(x, pool_type="max", **params)
+        y.backward(dagnet.nd.cos(y))
+        grads.append(x.grad.asnumpy())
+    np.testing.assert_array_equal(*grads)
+
+
 @pytest.fixture
 def no_onednn_calls(monkeypatch):
     """Fail if a oneDNN convolution kernel is asked for."""
     def refuse(*args, **kwargs):
         raise AssertionError("oneDNN was called")
 
-    for name in ("conv_forward", "conv_grad_data", "conv_grad_weight"):
+    for name in ("conv_forward", "conv_grad_data", "conv_grad_weight", "max_pool_grad"):
         monkeypatch.setattr(_onednn, name, refuse)
 
 

@@ -22,11 +22,13 @@ from dagnet.operator import (
 )
 
 from .._draw import Draw
+from . import _onednn
 from ._common import (
     channel_last,
     layout_shape,
     set_shape,
     spatial,
+    threads_for,
     to_channel_first,
     to_channel_last,
 )
@@ -192,6 +194,19 @@ def _max_backward(xp, taps, y, dy, padded, stride):
     return grad
 
 
+def _max_backward_onednn(xp, x, dy, kernel, stride, pad):
+    """Max pooling's gradient from oneDNN for float32 arrays on numpy when it is installed
+    and switched on (see ``_onednn``); None otherwise, or where it has no kernel."""
+    lib = _onednn.library() if xp is np and x.dtype == dy.dtype == np.float32 else None
+    if lib is None:
+        return None
+    # where the last window ends, past the data (the padding after it) or short of its end
+    pad_after = tuple((n - 1) * s + k - size - p
+                      for n, s, k, size, p in zip(dy.shape[2:], stride, kernel, x.shape[2:], pad))
+    return _onednn.max_pool_grad(lib, np.ascontiguousarray(x), np.ascontiguousarray(dy),
+                                 kernel, stride, pad, pad_after, threads_for(xp))
+
+
 def _backward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     dy, x, y = inputs
@@ -205,8 +220,10 @@ def _backward(attrs, ctx, inputs, req, outputs):
     padded = tuple(size + 2 * p + e for size, p, e in zip(x.shape[2:], pad, extra))
     crop = (slice(None), slice(None), *(slice(p, p + n) for p, n in zip(pad, x.shape[2:])))
     if kind == "max":
-        grad = _max_backward(xp, kernel_first(cols, nd), y, dy, padded, stride)
-        assign(outputs[0], req[0], to_channel_last(xp, grad[crop]) if last else grad[crop])
+        dx = _max_backward_onednn(xp, x, dy, kernel, stride, pad)
+        if dx is None:
+            dx = _max_backward(xp, kernel_first(cols, nd), y, dy, padded, stride)[crop]
+        assign(outputs[0], req[0], to_channel_last(xp, dx) if last else dx)
         return
     if kind == "avg":
         counts = _counts(xp, attrs, x.shape[2:], kernel, stride, pad, out, x.dtype)

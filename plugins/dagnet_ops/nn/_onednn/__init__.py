@@ -1,4 +1,5 @@
-"""oneDNN's CPU kernels for dagnet's layers, called through ctypes.
+"""oneDNN's CPU kernels for dagnet's layers (convolution, max pooling's gradient), called
+through ctypes.
 
 Used when the ``onednn-cpu-gomp`` wheel is installed (``libdnnl.so.3`` in the
 environment's ``lib``) and ``config cpu_onednn`` is on (``DAGNET_CPU_ONEDNN=0`` turns it
@@ -13,9 +14,10 @@ from dagnet import config
 
 from ._convolution import conv_forward, conv_grad_data, conv_grad_weight
 from ._library import DISTRIBUTION, Library, OneDNNError, failure, load
+from ._pooling import max_pool_grad
 
 __all__ = ["library", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
-           "conv_forward", "conv_grad_data", "conv_grad_weight"]
+           "conv_forward", "conv_grad_data", "conv_grad_weight", "max_pool_grad"]
 
 
 def library() -> Library | None:

@@ -93,6 +93,10 @@ _SIGNATURES = [
      [_PP, _P, _INT, _P, _P, _P, DIMS, DIMS, DIMS, DIMS, _P, _P]),
     ("dnnl_convolution_backward_weights_primitive_desc_create", _INT,
      [_PP, _P, _INT, _P, _P, _P, _P, DIMS, DIMS, DIMS, DIMS, _P, _P]),
+    ("dnnl_pooling_forward_primitive_desc_create", _INT,
+     [_PP, _P, _INT, _INT, _P, _P, DIMS, DIMS, DIMS, DIMS, DIMS, _P]),
+    ("dnnl_pooling_backward_primitive_desc_create", _INT,
+     [_PP, _P, _INT, _P, _P, DIMS, DIMS, DIMS, DIMS, DIMS, _P, _P]),
 ]
 
 

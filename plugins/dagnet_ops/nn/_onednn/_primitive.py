@@ -21,7 +21,7 @@ from ._library import DIMS, ExecArg, Library
 __all__ = ["Kernel", "Argument", "MemoryDesc", "ARG", "QUERY_EXEC_ARG_MD", "F32", "FORMAT_ANY"]
 
 #: ``DNNL_ARG_*`` indices
-ARG = {"src": 1, "dst": 17, "weights": 33, "bias": 41, "scratchpad": 80,
+ARG = {"src": 1, "dst": 17, "weights": 33, "bias": 41, "workspace": 64, "scratchpad": 80,
        "diff_src": 129, "diff_dst": 145, "diff_weights": 161, "diff_bias": 169}
 QUERY_EXEC_ARG_MD = 255
 F32 = 3  # dnnl_f32
@@ -59,11 +59,12 @@ def scratchpad_attr(lib: Library) -> ctypes.c_void_p:
 
 @dataclass(frozen=True)
 class Argument:
-    """An argument of a kernel: its ``DNNL_ARG_*`` name, its plain shape, and whether the
-    primitive writes it."""
+    """An argument of a kernel: its ``DNNL_ARG_*`` name, its plain shape (None: the
+    primitive's own layout, passed as a byte array of :meth:`Kernel.nbytes`), and whether
+    the primitive writes it."""
 
     name: str
-    shape: tuple[int, ...]
+    shape: tuple[int, ...] | None
     output: bool = False
 
 
@@ -137,13 +138,15 @@ class Kernel:
     def __init__(self, lib: Library, pd: ctypes.c_void_p, arguments: list[Argument], what: str):
         self.lib, self.what = lib, what
         self.primitive = _Primitive(lib, pd, what)
-        self._plain = {a.name: MemoryDesc(lib, a.shape) for a in arguments}
+        self._plain = {a.name: MemoryDesc(lib, a.shape) for a in arguments if a.shape}
         self._direct: dict[str, _Memory] = {}
         self._reorders: dict[str, _Reorder] = {}
         exec_args = []
         for a in arguments:
             inner_md = self.primitive.md(ARG[a.name])
-            if lib.dll.dnnl_memory_desc_equal(inner_md, self._plain[a.name].handle):
+            if a.shape is None:
+                memory = self._direct[a.name] = _Memory(lib, inner_md)
+            elif lib.dll.dnnl_memory_desc_equal(inner_md, self._plain[a.name].handle):
                 memory = self._direct[a.name] = _Memory(lib, self._plain[a.name].handle)
             else:
                 reorder = self._reorders[a.name] = _Reorder(
@@ -158,14 +161,19 @@ class Kernel:
         self._args = (ExecArg * len(exec_args))(*exec_args)
         self._lock = threading.Lock()
 
+    def nbytes(self, name: str) -> int:
+        """The bytes argument ``name`` takes in the primitive's own layout."""
+        return self.lib.dll.dnnl_memory_desc_get_size(self.primitive.md(ARG[name]))
+
     @property
     def reordered(self) -> tuple[str, ...]:
         """The arguments whose layout the primitive changes around its run."""
         return tuple(self._reorders)
 
     def run(self, arrays: Mapping[str, np.ndarray], threads: int) -> None:
-        """Run on ``arrays`` (by argument name: C-contiguous float32 of the declared shapes;
-        outputs are overwritten) over ``threads`` OpenMP threads."""
+        """Run on ``arrays`` (by argument name: C-contiguous float32 of the declared shapes, or
+        bytes for the primitive's own layout; outputs are overwritten) over ``threads``
+        OpenMP threads."""
         lib = self.lib
         with self._lock:
             stream = lib.stream(threads)

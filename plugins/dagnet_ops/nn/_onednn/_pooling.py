@@ -1,0 +1,116 @@
+"""Max pooling's gradient through oneDNN.
+
+oneDNN's max pooling backward reads a workspace (where each window's maximum was) that
+its forward pass writes; dagnet's ``_backward_Pooling`` has the data and the output but
+no workspace, so it runs oneDNN's forward again for it (one pass of the data) and then
+the backward.  Both primitives work on the plain NCHW arrays.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections import OrderedDict
+from typing import NamedTuple
+
+import numpy as np
+
+from ._library import DIMS, Library, OneDNNError, log
+from ._primitive import Argument, Kernel, MemoryDesc, scratchpad_attr
+
+__all__ = ["PoolProblem", "max_pool_grad"]
+
+_FORWARD_TRAINING = 64
+_POOLING_MAX = 0x1FF
+_CACHE_SIZE = 64
+
+
+class PoolProblem(NamedTuple):
+    """One max pooling's shapes and geometry; ``pad_after`` may exceed ``pad`` (MXNet's
+    ``full`` convention) or fall short of it."""
+
+    x_shape: tuple[int, ...]
+    y_shape: tuple[int, ...]
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    pad: tuple[int, ...]
+    pad_after: tuple[int, ...]
+
+
+class _MaxPoolGrad:
+    """The forward (for the workspace) and backward kernels of one problem."""
+
+    def __init__(self, lib: Library, p: PoolProblem):
+        x, y = MemoryDesc(lib, p.x_shape), MemoryDesc(lib, p.y_shape)
+        geometry = (DIMS(*p.stride), DIMS(*p.kernel), DIMS(*(0 for _ in p.kernel)),
+                    DIMS(*p.pad), DIMS(*p.pad_after))
+        attr = scratchpad_attr(lib)
+        try:
+            forward = self._forward_pd(lib, x, y, geometry, attr)
+            hint = self._forward_pd(lib, x, y, geometry, attr)
+            try:
+                backward = ctypes.c_void_p()
+                lib.check(lib.dll.dnnl_pooling_backward_primitive_desc_create(
+                    ctypes.byref(backward), lib.engine, _POOLING_MAX, x.handle, y.handle,
+                    *geometry, hint, attr), "max pooling backward descriptor")
+            finally:
+                lib.dll.dnnl_primitive_desc_destroy(hint)
+        finally:
+            lib.dll.dnnl_primitive_attr_destroy(attr)
+        self.forward = Kernel(lib, forward, [
+            Argument("src", p.x_shape), Argument("dst", p.y_shape, output=True),
+            Argument("workspace", None, output=True)], "max pooling forward")
+        self.backward = Kernel(lib, backward, [
+            Argument("diff_dst", p.y_shape), Argument("workspace", None),
+            Argument("diff_src", p.x_shape, output=True)], "max pooling backward")
+
+    @staticmethod
+    def _forward_pd(lib, x, y, geometry, attr):
+        pd = ctypes.c_void_p()
+        lib.check(lib.dll.dnnl_pooling_forward_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, _FORWARD_TRAINING, _POOLING_MAX, x.handle, y.handle,
+            *geometry, attr), "max pooling forward descriptor")
+        return pd
+
+    def run(self, x, dy, dx, threads):
+        workspace = np.empty(self.forward.nbytes("workspace"), np.uint8)
+        y = np.empty(dy.shape, np.float32)  # the forward's output again, unused
+        self.forward.run({"src": x, "dst": y, "workspace": workspace}, threads)
+        self.backward.run({"diff_dst": dy, "workspace": workspace, "diff_src": dx}, threads)
+
+
+_cache: OrderedDict[PoolProblem, _MaxPoolGrad | None] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _kernels_for(lib: Library, problem: PoolProblem) -> _MaxPoolGrad | None:
+    with _cache_lock:
+        if problem in _cache:
+            _cache.move_to_end(problem)
+            return _cache[problem]
+    try:
+        kernels = _MaxPoolGrad(lib, problem)
+    except OneDNNError as exc:
+        log.debug("oneDNN has no max pooling kernel for %s, numpy's is used: %s", problem, exc)
+        kernels = None
+    with _cache_lock:
+        _cache[problem] = kernels
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return kernels
+
+
+def max_pool_grad(lib, x, dy, kernel, stride, pad, pad_after, threads):
+    """The gradient of max pooling ``x`` ``(N, C, *S)`` (float32, C order) for the output
+    gradient ``dy``: each window's gradient goes to its maximum.  None when oneDNN has no
+    kernel for it."""
+    if not x.size:
+        return None
+    problem = PoolProblem(tuple(x.shape), tuple(dy.shape), tuple(kernel), tuple(stride),
+                          tuple(pad), tuple(pad_after))
+    kernels = _kernels_for(lib, problem)
+    if kernels is None:
+        return None
+    dx = np.empty(x.shape, np.float32)
+    kernels.run(x, dy, dx, threads)
+    return dx
