@@ -53,12 +53,11 @@ def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: d
     # as MXNet, keyword values that are not shapes (an op's axis=, mode= ...) are ignored
     shapes = {k: v for k, v in shapes.items() if isinstance(v, (tuple, list))}
     entry_shapes = _complete_shapes(symbol, shapes, "simple_bind")
-    if type_dict is None:
-        type_dict = {n.name: np.float32 for n in symbol._variables()[0]
-                     if "__dtype__" not in n.attr}
-    entry_dtypes = _complete_dtypes(symbol, type_dict, "simple_bind")
     arg_nodes, aux_nodes = symbol._variables()
-    arg_ctxs, aux_ctxs = input_contexts(symbol, dev.ctx, group2ctx)
+    if type_dict is None:
+        type_dict = {n.name: np.float32 for n in arg_nodes if "__dtype__" not in n.attr}
+    entry_dtypes = _complete_dtypes(symbol, type_dict, "simple_bind")
+    arg_ctxs, aux_ctxs = input_contexts(arg_nodes, aux_nodes, dev.ctx, group2ctx)
     reqs = _grad_reqs(symbol, grad_req)
 
     source = ArraySource(shared_exec, shared_arg_names, shared_buffer)

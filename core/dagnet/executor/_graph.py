@@ -144,7 +144,7 @@ def build_graph(symbol: Any, shapes: dict, dtypes: dict, grad_reqs: Sequence[str
     gradient array."""
     b = _Builder(shapes, dtypes, devices)
     nodes = symbol._nodes()
-    arg_nodes, aux_nodes = symbol._variables()
+    arg_nodes, aux_nodes = symbol._variables(nodes)
     entry_buf: dict[Entry, int] = {}
     args = []
     for position, node in enumerate(arg_nodes):

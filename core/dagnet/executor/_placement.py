@@ -61,12 +61,11 @@ def _group_context(node: Any, group2ctx: Mapping[str, Context]) -> Context | Non
     return ctx
 
 
-def input_contexts(symbol: Any, ctx: Context,
+def input_contexts(arg_nodes: Sequence[Any], aux_nodes: Sequence[Any], ctx: Context,
                    group2ctx: Mapping[str, Context] | None) -> tuple[list[Context], list[Context]]:
-    """Where ``simple_bind`` allocates each argument and auxiliary state: on its group's
-    device when ``group2ctx`` names the group, otherwise on ``ctx``."""
+    """Where ``simple_bind`` allocates each argument and auxiliary state (variable nodes):
+    on its group's device when ``group2ctx`` names the group, otherwise on ``ctx``."""
     group2ctx = group2ctx or {}
-    arg_nodes, aux_nodes = symbol._variables()
 
     def where(node: Any) -> Context:
         return group2ctx.get(node.attr.get(GROUP_ATTR), ctx)
@@ -80,7 +79,7 @@ def place_nodes(symbol: Any, ctx: Context, group2ctx: Mapping[str, Context],
     arguments and auxiliary states (in ``list_arguments`` / ``list_auxiliary_states``
     order) and the groups' devices; see the module's rules."""
     nodes = symbol._nodes()
-    arg_nodes, aux_nodes = symbol._variables()
+    arg_nodes, aux_nodes = symbol._variables(nodes)
     placed: dict[int, Context] = {}
     for node, where in zip(arg_nodes + aux_nodes, list(arg_ctxs) + list(aux_ctxs)):
         placed[id(node)] = where

@@ -76,9 +76,10 @@ class Symbol:
                 aux.add(id(node.inputs[index][0]))
         return aux
 
-    def _variables(self) -> tuple[list[Node], list[Node]]:
-        """(argument nodes, auxiliary-state nodes) in graph order."""
-        nodes = self._nodes()
+    def _variables(self, nodes: list[Node] | None = None) -> tuple[list[Node], list[Node]]:
+        """(argument nodes, auxiliary-state nodes) in graph order (of ``nodes``, the
+        symbol's :meth:`_nodes` when the caller has them already)."""
+        nodes = self._nodes() if nodes is None else nodes
         aux = self._aux_nodes(nodes)
         variables = [n for n in nodes if n.op is None]
         return [n for n in variables if id(n) not in aux], [n for n in variables if id(n) in aux]
