@@ -18,7 +18,7 @@ from dagnet.operator import merge_dtype, merge_shape
 __all__ = [
     "known", "set_shape", "spatial", "erf", "scatter_add", "data_type", "reduce_to",
     "threads_for", "each", "sample_spans", "channel_last", "to_channel_first",
-    "to_channel_last", "layout_shape",
+    "to_channel_last", "layout_shape", "times_transposed",
 ]
 
 
@@ -157,3 +157,17 @@ def sample_spans(n: int, threads: int) -> list[tuple[int, int]]:
     """``range(n)`` cut into at most ``threads`` runs ``(start, stop)`` of nearly equal length."""
     step = -(-n // max(1, threads))
     return [(a, min(a + step, n)) for a in range(0, n, max(1, step))]
+
+
+# OpenBLAS multiplies a few rows by a large transposed matrix, X W^T, about twice as
+# slowly as the same product computed as (W X^T)^T (20 rows by an 800x800 weight: 1.1
+# against 0.5 ms on one thread); from about 64 rows on the two run alike.
+_FEW_ROWS = 32
+
+
+def times_transposed(xp: Any, x: Any, w: Any) -> Any:
+    """``x @ w.T`` for a matrix ``x``, in the faster form for numpy when ``x`` has few
+    rows (the result is then a transposed view)."""
+    if xp is np and x.shape[0] <= _FEW_ROWS:
+        return xp.matmul(w, x.T).T
+    return xp.matmul(x, w.T)

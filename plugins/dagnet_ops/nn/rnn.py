@@ -20,7 +20,7 @@ from dagnet.operator import (
 from dagnet.resource import ResourceRequest
 
 from .._draw import Draw
-from ._common import set_shape
+from ._common import set_shape, times_transposed
 
 __all__ = ["OPS"]
 
@@ -200,7 +200,7 @@ class _Direction:
             self.ghn = xp.empty_like(self.hs)
         h, c = h0, c0
         for t in range(steps):
-            hw = xp.matmul(h, self.wh.T) + self.bh
+            hw = times_transposed(xp, h, self.wh) + self.bh
             if mode == "lstm":
                 pre = xw[t] + hw
                 i = _sigmoid(xp, pre[:, :hsize])
@@ -212,7 +212,7 @@ class _Direction:
                 h = o * xp.tanh(c)
                 if self.wr is not None:  # LSTMP: the state carried on is the projection
                     self.raw[t] = h
-                    h = xp.matmul(h, self.wr.T)
+                    h = times_transposed(xp, h, self.wr)
                 self.acts[t] = xp.concatenate([i, f, g, o], axis=1)
                 self.cs[t] = c
             elif mode == "gru":
