@@ -18,11 +18,14 @@ resnet50  ``resnet.py`` with ``num_layers=50, image_shape=3,224,224``
           (bottleneck blocks, a 7x7 first convolution and max pooling); batch 8.
 
 Each network runs at every ``--threads`` count.  dagnet's threads are its
-kernel threads (``config cpu_kernel_threads``: a convolution shares its blocks
-of samples out over them) and its engine workers (``cpu_workers``), with BLAS
-held to one thread per call (set with threadpoolctl around each measurement):
-OpenBLAS's own threads wait for each other spinning, and on the shared 2-core
-machine a 2-thread BLAS made a resnet-18 step 4x slower, not faster.  MXNet's
+kernel threads (``config cpu_kernel_threads``: oneDNN's OpenMP threads for the
+convolutions and max pooling's gradient when ``onednn-cpu-gomp`` is installed;
+otherwise a convolution shares its blocks of samples out over them) and its
+engine workers (``cpu_workers``), with BLAS held to one thread per call (set
+with threadpoolctl around each measurement): OpenBLAS's own threads wait for
+each other spinning, and on the shared 2-core machine a 2-thread BLAS made a
+resnet-18 step 4x slower, not faster.  ``DAGNET_CPU_ONEDNN=0`` measures dagnet
+on its numpy kernels.  MXNet's
 are ``OMP_NUM_THREADS`` and ``MXNET_CPU_WORKER_NTHREADS`` of a worker process
 per thread count (MXNet reads them once per process).  Within every round
 each cell is measured on both sides in turn, the order flipping every round,
