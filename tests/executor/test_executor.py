@@ -275,6 +275,24 @@ def test_monitor_callback_sees_every_output(engine_name):
     assert "fc_data" in seen and "relu_data" in seen
 
 
+def test_monitor_all_names_each_input_before_the_node_runs():
+    """MXNet's order: a variable input under its own name, then every input as
+    <node>_<input>, then every output (hidden ones too); a reshaped executor keeps the
+    monitor."""
+    data = mx.sym.Variable("data")
+    net = mx.sym.LRN(mx.sym.FullyConnected(data, num_hidden=2, name="fc"), nsize=1,
+                     name="lrn")
+    ex = net.simple_bind(mx.cpu(), data=(1, 2), grad_req="null")
+    names = []
+    ex.set_monitor_callback(lambda name, arr: names.append(name), monitor_all=True)
+    ex.forward()
+    assert names == ["data", "fc_data", "fc_weight", "fc_weight", "fc_bias", "fc_bias",
+                     "fc_output", "lrn_data", "lrn_output", "lrn_tmp_norm"]
+    names.clear()
+    ex.reshape(allow_up_sizing=True, data=(3, 2)).forward()
+    assert names[:2] == ["data", "fc_data"] and len(names) == 10
+
+
 def test_debug_str_and_repr():
     ex = mx.sym.SoftmaxOutput(_fc(2), name="sm").simple_bind(mx.cpu(), data=(1, 3))
     text = ex.debug_str()

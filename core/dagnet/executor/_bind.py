@@ -158,8 +158,11 @@ def reshape(executor: Executor, partial_shaping: bool, allow_up_sizing: bool,
            for n, a in zip(aux_nodes, executor.aux_arrays)]
     types = {n.name: a.dtype for n, a in zip(arg_nodes + aux_nodes, args + aux)}
     entry_dtypes = _complete_dtypes(symbol, types, "reshape")
-    return _make(symbol, executor._dev, entry_shapes, entry_dtypes, args, grads, aux,
-                 executor._grad_reqs, executor, executor._group2ctx)
+    reshaped = _make(symbol, executor._dev, entry_shapes, entry_dtypes, args, grads, aux,
+                     executor._grad_reqs, executor, executor._group2ctx)
+    if executor._monitor is not None:  # the monitor goes on watching, as in MXNet
+        reshaped.set_monitor_callback(*executor._monitor)
+    return reshaped
 
 
 # -- helpers -------------------------------------------------------------------------

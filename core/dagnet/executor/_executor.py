@@ -206,15 +206,19 @@ class Executor:
         callback, monitor_all = self._monitor
         graph, arrays = self._graph, self._arrays
         for step, (opr, ctx) in zip(graph.steps, self._program(False, is_train, bulk=1)):
-            eng.push(opr, ctx)
             node = step.node
+            if monitor_all and node is not None:
+                # before the node runs (its auxiliary states are still the old ones), as
+                # MXNet: a variable input under its own name, then every input as
+                # <node>_<input>
+                for name, (source, _), b in zip(node.input_names(), node.inputs, step.inputs):
+                    if source.is_variable:
+                        callback(source.name, arrays[b])
+                    callback(f"{node.name}_{name}", arrays[b])
+            eng.push(opr, ctx)
             if node is None:  # a copy between devices
                 continue
-            if monitor_all:
-                for name, b in zip(node.input_names(), step.inputs):
-                    callback(f"{node.name}_{name}", arrays[b])
-            visible = node.num_visible_outputs()
-            for name, b in list(zip(node.output_names(), step.outputs))[:visible]:
+            for name, b in zip(node.output_names(), step.outputs):  # hidden ones too
                 callback(name, arrays[b])
 
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
@@ -385,7 +389,8 @@ class Executor:
     def set_monitor_callback(self, callback: Callable[[str, NDArray], None],
                              monitor_all: bool = False) -> None:
         """Call ``callback(name, array)`` for every node output (and with
-        ``monitor_all`` every node input) as the forward pass pushes it.  The array
+        ``monitor_all`` first every node input: a variable under its own name, then
+        each input as ``<node>_<input>``) as the forward pass pushes it.  The array
         holds the value for work pushed from the callback (``array.norm()``) or read
         in it (``asnumpy()`` waits); a later forward pass may reuse its memory."""
         self._monitor = (callback, bool(monitor_all))
