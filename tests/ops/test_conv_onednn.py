@@ -16,8 +16,7 @@ from dagnet_ops.nn._onednn import _library
 
 needs_onednn = pytest.mark.skipif(
     _onednn.library() is None,
-    reason=f"oneDNN is not loaded ({_onednn.unavailable_reason()}); "
-           f"pip install {_onednn.DISTRIBUTION}")
+    reason=f"oneDNN is not loaded: {_onednn.unavailable_reason()}")
 
 CASES = [
     # (x shape, filters, kernel, stride, dilate, pad, groups)
