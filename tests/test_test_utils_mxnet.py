@@ -73,6 +73,20 @@ def test_assert_almost_equal_dict_tolerances_and_bool():
         tu.assert_almost_equal(np.ones((2, 3)), np.ones(3), use_broadcast=False)
 
 
+def test_assert_almost_equal_finds_one_bad_element_in_a_large_array():
+    # large arrays are compared block by block: the last, partial block counts too
+    a = np.zeros(100_003, np.float32)
+    b = a.copy()
+    b[-1] = np.nan
+    with pytest.raises(AssertionError, match=r"in 1 of 100003 elements; worst at index \(100002,"):
+        tu.assert_almost_equal(a, b)
+    a[-1] = np.nan
+    tu.assert_almost_equal(a, b, equal_nan=True)
+    b[50_000] = 1.0
+    with pytest.raises(AssertionError, match="in 1 of 100003"):
+        tu.assert_almost_equal(a, b, equal_nan=True)
+
+
 def test_assert_allclose_is_strict():
     tu.assert_allclose(np.array([1.0, np.nan]), np.array([1.0, np.nan]))
     with pytest.raises(AssertionError):
