@@ -94,11 +94,11 @@ def _infer(nodes: Sequence[Node], given: dict[Entry, Any], rule: Callable, merge
     for _ in range(len(ops) + 2):
         changed = False
         for node in ops + ops[::-1]:
+            if id(node) in checked:  # all its values known and agreed: nothing can change
+                continue
             ins = [values.get(e) for e in node.inputs]
             outs = [values.get((node, i)) for i in range(node.num_outputs())]
             complete = all(known(v) for v in ins) and all(known(v) for v in outs)
-            if complete and id(node) in checked:
-                continue
             try:
                 new_ins, new_outs = rule(node, ins, outs)
             except (ShapeError, DTypeError) as error:
@@ -119,19 +119,29 @@ def _infer(nodes: Sequence[Node], given: dict[Entry, Any], rule: Callable, merge
             deferred.pop(id(node), None)
             if complete:
                 checked.add(id(node))
-            names = node.input_names()
             for index, value in enumerate(new_ins):
+                entry = node.inputs[index]
+                if _unchanged(values.get(entry), value):
+                    continue
+                names = node.input_names()
                 label = (f"node {node.name!r} (operator {node.op.name!r}), input "
                          f"{names[index] if index < len(names) else index!r}")
-                changed |= _update(values, node.inputs[index], value, merge, label, error_type)
-            outputs = node.output_names()
+                changed |= _update(values, entry, value, merge, label, error_type)
             for index, value in enumerate(new_outs):
+                if _unchanged(values.get((node, index)), value):
+                    continue
                 label = (f"node {node.name!r} (operator {node.op.name!r}), output "
-                         f"{outputs[index]!r}")
+                         f"{node.output_names()[index]!r}")
                 changed |= _update(values, (node, index), value, merge, label, error_type)
         if not changed:
             break
     return values, {k: v for k, v in deferred.items()}
+
+
+def _unchanged(old: Any, value: Any) -> bool:
+    """Whether merging ``value`` into ``old`` cannot change it (the common case once a
+    value is known: skip the merge and its error label)."""
+    return value is None or (old is not None and _same(old, value))
 
 
 def _update(values: dict, entry: Entry, value: Any, merge: Callable, label: str,
