@@ -103,10 +103,24 @@ def _numpy_libraries() -> tuple[str, str]:
     try:
         config: Any = np.show_config(mode="dicts")
         dependencies = config["Build Dependencies"]
-    except (TypeError, KeyError):  # numpy before 1.26 prints its configuration only
-        return "", ""
+    except (TypeError, KeyError):  # numpy before 1.26 prints it; its __config__ keeps it
+        return _old_numpy_libraries()
     names = []
     for key in ("blas", "lapack"):
         entry = dependencies.get(key, {})
         names.append(str(entry.get("name", "")).lower() if entry.get("found") else "")
+    return names[0], names[1]
+
+
+def _old_numpy_libraries() -> tuple[str, str]:
+    """:func:`_numpy_libraries` from the ``*_opt_info`` dicts of numpy before 1.26."""
+    config = getattr(np, "__config__", None)
+    names = []
+    for kind in ("blas", "lapack"):
+        libraries: list[str] = []
+        for suffix in ("_ilp64_opt_info", "_opt_info"):
+            info = getattr(config, kind + suffix, None)
+            if isinstance(info, dict):
+                libraries += [str(name).lower() for name in info.get("libraries", ())]
+        names.append(" ".join(libraries))
     return names[0], names[1]
