@@ -6,6 +6,8 @@ the fallback to numpy when the library is switched off or absent."""
 from __future__ import annotations
 
 import logging
+import os
+import signal
 
 import numpy as np
 import pytest
@@ -186,3 +188,23 @@ def test_absent_library_falls_back_with_the_reason_logged(monkeypatch, tmp_path,
 def test_failed_call_names_the_call_and_the_status():
     with pytest.raises(_onednn.OneDNNError, match=r"dnnl_thing failed: status 3 \(unimplemented"):
         _onednn.library().check(3, "dnnl_thing")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.parametrize("onednn", [True, False])
+def test_forked_child_runs_convolutions(onednn):
+    # Kernels ran on two threads in the forking thread (naive engine) before the fork:
+    # GNU OpenMP's threads and the numpy kernels' thread pool do not survive fork, and the
+    # child must not wait for them.
+    x, w, _ = _arrays((2, 4, 8, 8), 4, (3, 3), 1, (1, 1), (1, 1), (1, 1))
+    x, w = dagnet.nd.array(x), dagnet.nd.array(w)
+    params = {"kernel": (3, 3), "num_filter": 4, "no_bias": True}
+    with dagnet.config.set(cpu_kernel_threads=2, engine="naive", cpu_onednn=onednn):
+        want = dagnet.nd.Convolution(x, w, **params).asnumpy()
+        pid = os.fork()
+        if pid == 0:  # the child reports by its exit code; it gives up after 20 s
+            signal.alarm(20)
+            got = dagnet.nd.Convolution(x, w, **params).asnumpy()
+            os._exit(0 if np.allclose(got, want, rtol=1e-4, atol=1e-4) else 1)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -5,6 +5,7 @@ functions numpy and cupy spell differently."""
 from __future__ import annotations
 
 import math
+import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -126,6 +127,15 @@ def data_type(label_inputs: Sequence[int] = ()) -> Any:
 # on another in the middle of a product (as BLAS's own threads do, spinning).
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
+
+
+def _forget_pool() -> None:
+    # A forked child has none of the pool's threads: work handed to them would never run.
+    global _pool, _pool_lock
+    _pool, _pool_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pool)
 
 
 def threads_for(xp: Any) -> int:

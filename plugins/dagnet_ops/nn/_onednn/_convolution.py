@@ -130,6 +130,7 @@ _cache: OrderedDict[tuple[str, ConvProblem], Kernel | None] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
+
 def kernel_for(lib: Library, pass_: str, problem: ConvProblem) -> Kernel | None:
     """The cached kernel for one pass (``forward``, ``backward_data`` or
     ``backward_weights``) of ``problem``, built on first use; None when oneDNN has no

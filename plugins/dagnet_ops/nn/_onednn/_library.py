@@ -125,7 +125,6 @@ class Library:
         self.check(dll.dnnl_engine_create(ctypes.byref(self.engine), 1, 0), "dnnl_engine_create")
         self._local = threading.local()
         self._omp_set_num_threads = _openmp_thread_setter()
-        self.max_threads: int | None = None  # 1 in a forked child (see _after_fork_in_child)
 
     def check(self, status: int, call: str) -> None:
         """Raise :class:`OneDNNError` naming ``call`` unless ``status`` is ``dnnl_success``."""
@@ -137,8 +136,6 @@ class Library:
     def stream(self, threads: int) -> ctypes.c_void_p:
         """The calling thread's stream, with its OpenMP thread count set to ``threads``."""
         local = self._local
-        if self.max_threads is not None:
-            threads = min(threads, self.max_threads)
         stream = getattr(local, "stream", None)
         if stream is None:
             stream = ctypes.c_void_p()
@@ -205,11 +202,15 @@ def _open() -> Library:
 
 
 def _after_fork_in_child() -> None:
-    # GNU OpenMP's thread pool does not survive fork: a child runs its primitives on one
-    # thread, which never touches the pool.
+    # GNU OpenMP's thread pool does not survive fork (a child's parallel region can wait for
+    # the parent's threads forever), nor do locks other threads held: a forked child of a
+    # process that loaded oneDNN runs numpy's kernels.
+    global _library, _failure, _lock
+    _lock = threading.Lock()
     if _library is not None:
-        _library._local = threading.local()
-        _library.max_threads = 1
+        _library = None
+        _failure = ("this process was forked from one that had loaded oneDNN, and GNU "
+                    "OpenMP does not survive fork")
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -83,6 +83,7 @@ _cache: OrderedDict[PoolProblem, _MaxPoolGrad | None] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
+
 def _kernels_for(lib: Library, problem: PoolProblem) -> _MaxPoolGrad | None:
     with _cache_lock:
         if problem in _cache:
