@@ -596,8 +596,10 @@ class HybridBlock(Block):
                   backward_bulk_size: int | None = None, **kwargs: Any) -> None:
         """Run this block (and its hybrid descendants) as a traced graph from the next call
         (``active=False`` goes back to imperative runs).  ``static_alloc``/``static_shape``
-        are accepted as in MXNet (the graph's memory is always kept per input shape);
-        ``backend`` partitioning is not available."""
+        are accepted as in MXNet (the graph's memory is always kept per input shape); a
+        graph of at most ``inline_limit`` operators, without ``static_alloc``, is inlined
+        into an autograd recording (each operator recorded on its own, so it differentiates
+        twice); ``backend`` partitioning is not available."""
         if backend is not None:
             raise GluonValueError(f"hybridize(backend={backend!r}): graph partitioning "
                                   f"backends are not available in dagnet; leave backend=None")
