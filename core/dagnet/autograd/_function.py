@@ -63,7 +63,8 @@ class Unrecorded:
             f"differentiated again; an autograd.Function's backward must compute it with "
             f"NDArray operations on its head gradients and saved arrays, and a hybridized "
             f"Gluon block runs its backward through its executor: call hybridize(False) on "
-            f"it for higher-order gradients")
+            f"it for higher-order gradients (or hybridize(inline_limit=n) with n at least "
+            f"its number of operators, which records them one by one)")
 
 
 def unrecorded_gradient(node: Node, result: NDArray) -> NDArray:
