@@ -88,6 +88,21 @@ def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma, 
         _check_batch_norm(shape, axis, is_train, fix_gamma)
 
 
+def test_batch_norm_variance_keeps_its_precision_far_from_zero(monkeypatch):
+    # pixel-like data (mean 1000, spread 1) in chunks: E[x^2] - E[x]^2 in float32 would
+    # lose the variance; the chunks' own deviations keep it
+    monkeypatch.setattr(batch_norm, "_CHUNK_BYTES", 64)
+    x = (np.random.RandomState(0).standard_normal((4, 2, 50)) + 1000).astype(np.float32)
+    attrs = batch_norm.BatchNormParam.parse("BatchNorm", {"eps": 0.0})
+    outs = [np.empty_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
+    batch_norm._forward(attrs, _Ctx(True), [x, np.ones(2, np.float32), np.zeros(2, np.float32),
+                                            np.zeros(2, np.float32), np.ones(2, np.float32)],
+                        [W] * 3, outs)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(outs[1], x64.mean(axis=(0, 2)), rtol=1e-6)
+    np.testing.assert_allclose(outs[2], 1 / x64.std(axis=(0, 2)), rtol=1e-4)
+
+
 def _check_batch_norm(shape, axis, is_train, fix_gamma):
     x, gamma, beta, mm, mv = _bn_inputs(shape, axis)
     params = {"fix_gamma": fix_gamma, "axis": axis, "eps": 1e-3, "momentum": 0.9}
