@@ -1,10 +1,29 @@
 """Stochastic gradient descent: ``sgd_update``, ``sgd_mom_update`` and Nesterov's
-``nag_mom_update``."""
+``nag_mom_update``; ``multi_sgd_update`` and ``multi_sgd_mom_update`` update several
+weights in one call."""
 
 from __future__ import annotations
 
-from dagnet.operator import Field, OpReqType, assign
+import ast
+from typing import Any, NamedTuple
 
+from dagnet import ShapeError
+from dagnet.operator import (
+    REQUIRED,
+    XP,
+    Case,
+    Domain,
+    Field,
+    NoGradient,
+    Op,
+    OpReqType,
+    Params,
+    Shape,
+    assign,
+    merge_shape,
+)
+
+from .._draw import Draw
 from ._common import UpdateParam, blocks, clip, descent_step, reference_gradient, update_op
 
 __all__ = ["OPS"]
@@ -81,4 +100,156 @@ output ``weight + mom``."""),
         """Nesterov momentum step; ``mom`` is updated in place:
 ``step = lr * (clip(rescale_grad * grad) + wd * weight)``, ``mom = momentum * mom - step``,
 output ``weight + momentum * mom - step``."""),
+]
+
+
+# -- several weights in one call (MXNet's aggregated updates) ------------------------------
+class FloatTuple(Field):
+    """A tuple of floats, written ``(0.1, 0.01)`` (MXNet's ``Tuple<float>``)."""
+
+    def __init__(self, desc: str):
+        super().__init__(Shape, REQUIRED, desc)
+
+    def _convert(self, value: Any) -> Any:
+        if isinstance(value, str):
+            value = ast.literal_eval(value.strip() or "()")
+        if isinstance(value, (int, float)):
+            return (float(value),)
+        return tuple(float(v) for v in value)
+
+
+class MultiSGDParam(Params):
+    lrs = FloatTuple("the learning rate of each weight")
+    wds = FloatTuple("the weight decay of each weight")
+    rescale_grad = Field(float, 1.0, "multiply every gradient by this first (e.g. 1 / batch "
+                                     "size)")
+    clip_gradient = Field(float, -1.0, "clip the gradients into [-clip_gradient, "
+                                       "clip_gradient]; a negative value turns clipping off")
+    num_weights = Field(int, 1, "how many weights the call updates", low=1)
+
+
+class MultiSGDMomParam(MultiSGDParam):
+    momentum = Field(float, 0.0, "the momentum: the fraction of the previous step kept")
+
+
+class _WeightAttrs(NamedTuple):
+    """One weight's parameters in a multi-weight call: what the one-weight kernels read."""
+
+    lr: float
+    wd: float
+    rescale_grad: float
+    clip_gradient: float
+    momentum: float
+
+
+def _each_weight(attrs: Any) -> list[_WeightAttrs]:
+    momentum = getattr(attrs, "momentum", 0.0)
+    return [_WeightAttrs(lr, wd, attrs.rescale_grad, attrs.clip_gradient, momentum)
+            for lr, wd in zip(attrs.lrs, attrs.wds)]
+
+
+def _multi_compute(single, per_weight: int):
+    """The kernel running the one-weight kernel ``single`` on each weight's
+    ``per_weight`` inputs (weight, grad[, mom]) and its output, in order: each weight
+    gets exactly what its own one-weight call computes."""
+
+    def compute(attrs, ctx, inputs, req, outputs):
+        for i, weight_attrs in enumerate(_each_weight(attrs)):
+            single(weight_attrs, ctx, inputs[per_weight * i:per_weight * (i + 1)], req[i:i + 1],
+                   outputs[i:i + 1])
+
+    return compute
+
+
+def _multi_shape(name: str, per_weight: int):
+    """Weight ``i``'s inputs and output ``i`` share one shape (inferred both ways); there is
+    one learning rate and one weight decay per weight."""
+
+    def infer(attrs, ins, outs):
+        for field in ("lrs", "wds"):
+            if len(getattr(attrs, field)) != attrs.num_weights:
+                raise ShapeError(f"operator {name!r}: {field} gives "
+                                 f"{len(getattr(attrs, field))} value(s) for num_weights="
+                                 f"{attrs.num_weights}; give one per weight")
+        new_ins, new_outs = list(ins), list(outs)
+        for i in range(attrs.num_weights):
+            group = range(per_weight * i, per_weight * (i + 1))
+            merged = merge_shape(None, outs[i], f"operator {name!r}, output {i}")
+            for k in group:
+                merged = merge_shape(merged, ins[k], f"operator {name!r}, input {k}")
+            for k in group:
+                new_ins[k] = merged
+            new_outs[i] = merged
+        return new_ins, new_outs
+
+    return infer
+
+
+def _multi_sample(per_weight: int, momentum: bool):
+    def sample(draw):
+        d = Draw(draw)
+        n = d.int(1, 3, "num_weights")
+        arrays, lrs, wds = [], [], []
+        for i in range(n):
+            shape = d.shape(d.int(1, 2), 1, 4)
+            arrays += [d.uniform(shape, -2, 2) for _ in range(per_weight)]
+            lrs.append(d.float(0.001, 1.0, f"lr {i}"))
+            wds.append(d.float(0.0, 0.1, f"wd {i}"))
+        params = {"num_weights": n, "lrs": tuple(lrs), "wds": tuple(wds),
+                  "rescale_grad": d.float(0.1, 2.0, "rescale_grad")}
+        if d.bool("clip"):
+            params["clip_gradient"] = d.float(0.0, 1.0, "clip_gradient")
+        if momentum:
+            params["momentum"] = d.float(0.0, 0.99, "momentum")
+        return Case(arrays, params)
+
+    return sample
+
+
+def _multi_sgd_reference(params, *arrays):
+    p = MultiSGDParam.parse("multi_sgd_update", params)
+    return [w - lr * (reference_gradient(p, w, g) + wd * w)
+            for (w, g), lr, wd in zip(zip(arrays[0::2], arrays[1::2]), p.lrs, p.wds)]
+
+
+def _multi_sgd_mom_reference(params, *arrays):
+    p = MultiSGDMomParam.parse("multi_sgd_mom_update", params)
+    triples = zip(arrays[0::3], arrays[1::3], arrays[2::3])
+    return [w + p.momentum * m - lr * (reference_gradient(p, w, g) + wd * w)
+            for (w, g, m), lr, wd in zip(triples, p.lrs, p.wds)]
+
+
+def _multi_update_op(name: str, params: type[Params], single, inputs: tuple[str, ...],
+                     states: tuple[int, ...], reference, description: str) -> Op:
+    per_weight = len(inputs)
+    return Op(
+        name,
+        description=description,
+        params=params,
+        num_inputs=lambda a: per_weight * a.num_weights,
+        num_outputs=lambda a: a.num_weights,
+        input_names=lambda a: [f"{kind}_{i}" for i in range(a.num_weights) for kind in inputs],
+        output_names=lambda a: [f"output_{i}" for i in range(a.num_weights)],
+        mutate_inputs=lambda a: [per_weight * i + s for i in range(a.num_weights)
+                                 for s in states],
+        infer_shape=_multi_shape(name, per_weight),
+        compute={XP: _multi_compute(single, per_weight)},
+        gradient=NoGradient("optimizer update"),
+        inplace=lambda a: [(per_weight * i, i) for i in range(a.num_weights)],
+        domain=Domain(_multi_sample(per_weight, bool(states)), reference),
+    )
+
+
+OPS += [
+    _multi_update_op(
+        "multi_sgd_update", MultiSGDParam, _sgd, ("weight", "grad"), (), _multi_sgd_reference,
+        """``sgd_update`` of ``num_weights`` weights in one call: the inputs are
+``weight_0, grad_0, weight_1, grad_1, ...``, weight ``i`` takes ``lrs[i]`` and ``wds[i]``, and
+output ``i`` is its new value (write it back with ``out=[weight_0, weight_1, ...]``)."""),
+    _multi_update_op(
+        "multi_sgd_mom_update", MultiSGDMomParam, _sgd_mom, ("weight", "grad", "mom"), (2,),
+        _multi_sgd_mom_reference,
+        """``sgd_mom_update`` of ``num_weights`` weights in one call: the inputs are
+``weight_0, grad_0, mom_0, weight_1, ...``; each ``mom_i`` is updated in place, weight ``i``
+takes ``lrs[i]`` and ``wds[i]``, and output ``i`` is its new value."""),
 ]
