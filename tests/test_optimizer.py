@@ -113,8 +113,10 @@ def test_adam_with_a_scheduler_uses_each_steps_rate():
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+# SGD's updater calls take MXNet's multi-weight operators, one weight included
 @pytest.mark.parametrize("name, op_names", [
-    ("sgd", ["sgd_update"]), ("sgd_mom", ["sgd_mom_update"]), ("adam", ["adam_update"]),
+    ("sgd", ["multi_sgd_update"]), ("sgd_mom", ["multi_sgd_mom_update"]),
+    ("adam", ["adam_update"]),
 ])
 def test_updates_run_through_the_registered_operators(monkeypatch, name, op_names):
     calls = []
@@ -122,7 +124,8 @@ def test_updates_run_through_the_registered_operators(monkeypatch, name, op_name
         real = getattr(mx.nd, op_name)
 
         def spy(*args, _real=real, _name=op_name, **kwargs):
-            calls.append((_name, kwargs["out"] is args[0]))
+            out = kwargs["out"]
+            calls.append((_name, (out[0] if isinstance(out, list) else out) is args[0]))
             return _real(*args, **kwargs)
 
         monkeypatch.setattr(mx.nd, op_name, spy)
@@ -131,6 +134,35 @@ def test_updates_run_through_the_registered_operators(monkeypatch, name, op_name
     weight, grads = data(steps=2)
     run(optimizer, weight, grads)
     assert calls == [(op_names[0], True)] * 2
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_sgd_updates_weights_four_at_a_time_as_one_at_a_time(monkeypatch, momentum):
+    calls = []
+    name = "multi_sgd_mom_update" if momentum else "multi_sgd_update"
+    real = getattr(mx.nd, name)
+    monkeypatch.setattr(mx.nd, name, lambda *a, **k: calls.append(k["num_weights"]) or
+                        real(*a, **k))
+    rng = np.random.RandomState(1)
+    shapes = [(3, 4), (4,), (2, 2), (5,), (3,), (1, 6)]
+    weights = [rng.uniform(-1, 1, s).astype(np.float32) for s in shapes]
+    grads = [[rng.uniform(-2, 2, s).astype(np.float32) for s in shapes] for _ in range(3)]
+    results = []
+    for aggregate_num in (4, 0):
+        optimizer = mx.optimizer.SGD(learning_rate=0.1, momentum=momentum, wd=0.01,
+                                     rescale_grad=0.5, clip_gradient=0.8,
+                                     param_idx2name={i: f"p{i}_weight" for i in range(6)})
+        assert optimizer.aggregate_num == 4  # MXNet's default
+        optimizer.aggregate_num = aggregate_num
+        optimizer.set_lr_mult({1: 2.0})
+        updater = mx.optimizer.get_updater(optimizer)
+        ws = [mx.nd.array(w) for w in weights]
+        for step in grads:
+            updater(list(range(6)), [mx.nd.array(g) for g in step], ws)
+        results.append([w.asnumpy() for w in ws])
+    assert calls == [4, 2] * 3
+    for aggregated, single in zip(*results):
+        np.testing.assert_array_equal(aggregated, single)
 
 
 def test_momentum_state_is_updated_in_place():

@@ -43,6 +43,10 @@ class Optimizer:
     ``param_dict`` maps indices to objects with ``lr_mult``/``wd_mult`` (Gluon
     parameters); ``begin_num_update`` starts the update counts;
     ``multi_precision`` keeps a float32 master copy of float16 weights.
+    ``aggregate_num`` (0 here) is how many weights one call of
+    :meth:`update_multi_precision` may take as lists; the :class:`Updater` hands an
+    optimizer that sets it lists of up to that many weights of one dtype (MXNet's
+    aggregated updates: one operator call instead of one per weight).
 
     The rate for index ``i`` is ``learning_rate * lr_mult(i)`` and its decay
     ``wd * wd_mult(i)``, where the multiplier comes from ``param_dict``, else
@@ -70,6 +74,7 @@ class Optimizer:
         self._all_index_update_counts: dict[int, dict[Any, int]] = {0: {}}
         self._index_update_count = self._all_index_update_counts[0]
         self.multi_precision = bool(multi_precision)
+        self.aggregate_num = 0
         if param_idx2name is None:
             param_idx2name = {}
         if not isinstance(param_idx2name, Mapping):
@@ -285,10 +290,24 @@ class Updater:
             indices, grads, weights = [index], [grad], [weight]
         if weights:
             self.optimizer._set_current_context(weights[0].context.device_id)
-        for idx, g, w in zip(indices, grads, weights):
-            idx = idx.decode() if isinstance(idx, bytes) else idx
+        indices = [idx.decode() if isinstance(idx, bytes) else idx for idx in indices]
+        for idx, w in zip(indices, weights):
             self._prepare_state(idx, w)
-            self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
+        size = getattr(self.optimizer, "aggregate_num", 0)
+        if size <= 0:
+            for idx, g, w in zip(indices, grads, weights):
+                self.optimizer.update_multi_precision(idx, w, g, self.states[idx])
+            return
+        by_dtype: dict[Any, list[tuple]] = {}
+        for update in zip(indices, weights, grads):
+            by_dtype.setdefault(update[1].dtype, []).append(update)
+        for updates in by_dtype.values():
+            for start in range(0, len(updates), size):
+                group_indices, group_weights, group_grads = map(list, zip(
+                    *updates[start:start + size]))
+                self.optimizer.update_multi_precision(
+                    group_indices, group_weights, group_grads,
+                    [self.states[idx] for idx in group_indices])
 
     def _prepare_state(self, index: Any, weight: Any) -> None:
         if index not in self.states:

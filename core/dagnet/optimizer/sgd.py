@@ -4,6 +4,7 @@ SGLD."""
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -26,12 +27,18 @@ class SGD(Optimizer):
     ``lazy_update`` (the default), only the rows the gradient holds are updated --
     their weight decay and momentum included; the momentum then has the weight's
     storage type.  ``lazy_update=False`` gives the dense update.
+
+    Dense weights of one dtype are updated ``aggregate_num`` at a time (the environment
+    variable ``MXNET_OPTIMIZER_AGGREGATION_SIZE``, default 4, as in MXNet) by one
+    ``multi_sgd_update`` or ``multi_sgd_mom_update`` call, which computes for each weight
+    what its own ``sgd_update`` or ``sgd_mom_update`` would.
     """
 
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.momentum = real("SGD", "momentum", momentum, minimum=0.0)
         self.lazy_update = bool(lazy_update)
+        self.aggregate_num = int(os.getenv("MXNET_OPTIMIZER_AGGREGATION_SIZE", "4"))
 
     def create_state(self, index: Any, weight: Any) -> Any:
         """A zero momentum like ``weight`` (of its storage type for lazy updates, else
@@ -51,14 +58,40 @@ class SGD(Optimizer):
 
     def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         """:meth:`update`; a float16 weight with ``multi_precision`` is updated through its
-        float32 master copy, which is then cast back into ``weight``."""
-        if not isinstance(index, (list, tuple)) and self.multi_precision \
-                and weight.dtype == np.float16:
+        float32 master copy, which is then cast back into ``weight``.  Lists of dense
+        weights without master copies are updated in one operator call."""
+        if isinstance(index, (list, tuple)):
+            if self._aggregates(weight, grad):
+                self._update_aggregated(index, weight, grad, state)
+            else:
+                super().update_multi_precision(index, weight, grad, state)
+            return
+        if self.multi_precision and weight.dtype == np.float16:
             momentum, master = state
             self.update(index, master, grad.astype(np.float32), momentum)
             ndarray.cast(master, dtype=weight.dtype, out=weight)
         else:
             super().update_multi_precision(index, weight, grad, state)
+
+    def _aggregates(self, weights: list, grads: list) -> bool:
+        """Whether ``weights`` can take one multi-weight call: all dense (their gradients
+        too), none updated through a float32 master copy."""
+        return all(w.stype == "default" and g.stype == "default" for w, g in zip(weights, grads)) \
+            and not (self.multi_precision and any(w.dtype == np.float16 for w in weights))
+
+    def _update_aggregated(self, indices: list, weights: list, grads: list,
+                           states: list) -> None:
+        self._update_count(indices)
+        # tuples: the call's parameters are then hashable, and prepared once
+        kwargs = dict(num_weights=len(weights), lrs=tuple(self._get_lrs(indices)),
+                      wds=tuple(self._get_wds(indices)), rescale_grad=self.rescale_grad,
+                      **self._clip_kwargs())
+        if self.momentum == 0.0:
+            inputs = [a for pair in zip(weights, grads) for a in pair]
+            ndarray.multi_sgd_update(*inputs, out=weights, **kwargs)
+        else:
+            inputs = [a for triple in zip(weights, grads, states) for a in triple]
+            ndarray.multi_sgd_mom_update(*inputs, out=weights, momentum=self.momentum, **kwargs)
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         """One SGD step on ``weight`` (and ``state``, the momentum), in place."""
@@ -79,8 +112,13 @@ class NAG(SGD):
 
     With ``step = lr * (clip(rescale_grad * grad) + wd * weight)``: the momentum
     ``mom = momentum * mom - step`` and ``weight += momentum * mom - step``
-    (``nag_mom_update``); without momentum, plain SGD.
+    (``nag_mom_update``); without momentum, plain SGD.  Weights are updated one at a
+    time (``nag_mom_update`` has no multi-weight form).
     """
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.aggregate_num = 0
 
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         """One NAG step on ``weight`` (and ``state``, the momentum), in place."""
