@@ -32,7 +32,8 @@ LAYERS = [
     {"initializer", "optimizer", "lr_scheduler", "metric", "io", "kvstore", "model",
      "recordio", "image", "profiler"},
     {"module", "callback", "launcher", "test_utils", "testing", "cli", "init", "kv", "mod",
-     "nd", "sym", "gluon", "rnn", "contrib", "visualization", "viz", "monitor", "mon"},
+     "nd", "sym", "gluon", "rnn", "_recurrent_step", "contrib", "visualization", "viz",
+     "monitor", "mon"},
 ]
 LAYER_OF = {name: level for level, names in enumerate(LAYERS) for name in names}
 

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import symbol
-from .rnn_cell import BaseRNNCell, RNNCellError, RNNParams
+from .._recurrent_step import gru_step, lstm_step
+from .rnn_cell import SIGMOID, SPELLING, BaseRNNCell, RNNCellError, RNNParams
 
 __all__ = ["BaseConvRNNCell", "ConvRNNCell", "ConvLSTMCell", "ConvGRUCell"]
 
@@ -57,6 +58,9 @@ class BaseConvRNNCell(BaseRNNCell):
     @property
     def _num_gates(self) -> int:
         return len(self._gate_names)
+
+    def _activate(self, inputs: Any, **kwargs: Any) -> Any:
+        return self._get_activation(inputs, self._activation, **kwargs)
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
@@ -121,16 +125,8 @@ class ConvLSTMCell(BaseConvRNNCell):
         self._counter += 1
         name = f"{self._prefix}t{self._counter}_"
         i2h, h2h = self._conv_forward(inputs, states, name)
-        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4,
-                                    axis=self._conv_layout.find("C"), name=f"{name}slice")
-        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
-        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
-        in_transform = self._get_activation(gates[2], self._activation, name=f"{name}c")
-        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
-        next_c = symbol.elemwise_add(forget_gate * states[1], in_gate * in_transform,
-                                     name=f"{name}state")
-        next_h = symbol.elemwise_mul(out_gate, self._get_activation(next_c, self._activation),
-                                     name=f"{name}out")
+        next_h, next_c = lstm_step(symbol, SPELLING, i2h, h2h, states[1], name, SIGMOID,
+                                   self._activate, axis=self._conv_layout.find("C"))
         return next_h, [next_h, next_c]
 
 
@@ -148,12 +144,6 @@ class ConvGRUCell(BaseConvRNNCell):
         self._counter += 1
         name = f"{self._prefix}t{self._counter}_"
         i2h, h2h = self._conv_forward(inputs, states, name)
-        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
-        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
-        reset = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
-        update = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
-        candidate = self._get_activation(i2h + reset * h2h, self._activation,
-                                         name=f"{name}_h_act")
-        next_h = symbol.elemwise_add((1.0 - update) * candidate, update * states[0],
-                                     name=f"{name}out")
+        next_h = gru_step(symbol, SPELLING, i2h, h2h, states[0], f"{name}_", self._activate,
+                          out_name=f"{name}out")
         return next_h, [next_h]

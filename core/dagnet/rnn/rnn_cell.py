@@ -8,18 +8,26 @@ prefix ``p`` owns the variables ``p`` + ``i2h_weight``, ``i2h_bias``,
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from .. import ndarray, symbol
 from .._errors import DagnetError
+from .._recurrent_step import OperatorSpelling, gru_step, lstm_step, zoneout
 from ..initializer import LSTMBias
 from .fused_init import FusedRNN
 
 __all__ = ["RNNParams", "BaseRNNCell", "RNNCell", "LSTMCell", "GRUCell", "FusedRNNCell",
            "SequentialRNNCell", "DropoutCell", "ModifierCell", "ZoneoutCell", "ResidualCell",
            "BidirectionalCell", "RNNCellError"]
+
+
+# how mx.rnn's cells write a step's in-between nodes, and their fixed activations
+SPELLING = OperatorSpelling()
+SIGMOID = functools.partial(symbol.Activation, act_type="sigmoid")
+TANH = functools.partial(symbol.Activation, act_type="tanh")
 
 
 class RNNCellError(DagnetError, ValueError):
@@ -247,15 +255,7 @@ class LSTMCell(BaseRNNCell):
                                     num_hidden=self._num_hidden * 4, name=f"{name}i2h")
         h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
                                     num_hidden=self._num_hidden * 4, name=f"{name}h2h")
-        gates = symbol.SliceChannel(i2h + h2h, num_outputs=4, name=f"{name}slice")
-        in_gate = symbol.Activation(gates[0], act_type="sigmoid", name=f"{name}i")
-        forget_gate = symbol.Activation(gates[1], act_type="sigmoid", name=f"{name}f")
-        in_transform = symbol.Activation(gates[2], act_type="tanh", name=f"{name}c")
-        out_gate = symbol.Activation(gates[3], act_type="sigmoid", name=f"{name}o")
-        next_c = symbol.elemwise_add(forget_gate * states[1], in_gate * in_transform,
-                                     name=f"{name}state")
-        next_h = symbol.elemwise_mul(out_gate, symbol.Activation(next_c, act_type="tanh"),
-                                     name=f"{name}out")
+        next_h, next_c = lstm_step(symbol, SPELLING, i2h, h2h, states[1], name, SIGMOID, TANH)
         return next_h, [next_h, next_c]
 
 
@@ -286,13 +286,8 @@ class GRUCell(BaseRNNCell):
                                     num_hidden=self._num_hidden * 3, name=f"{name}_i2h")
         h2h = symbol.FullyConnected(data=prev_h, weight=self._hW, bias=self._hB,
                                     num_hidden=self._num_hidden * 3, name=f"{name}_h2h")
-        i2h_r, i2h_z, i2h = symbol.SliceChannel(i2h, num_outputs=3, name=f"{name}_i2h_slice")
-        h2h_r, h2h_z, h2h = symbol.SliceChannel(h2h, num_outputs=3, name=f"{name}_h2h_slice")
-        reset = symbol.Activation(i2h_r + h2h_r, act_type="sigmoid", name=f"{name}_r_act")
-        update = symbol.Activation(i2h_z + h2h_z, act_type="sigmoid", name=f"{name}_z_act")
-        candidate = symbol.Activation(i2h + reset * h2h, act_type="tanh", name=f"{name}_h_act")
-        next_h = symbol.elemwise_add((1.0 - update) * candidate, update * prev_h,
-                                     name=f"{name}out")
+        next_h = gru_step(symbol, SPELLING, i2h, h2h, prev_h, f"{name}_", TANH,
+                          out_name=f"{name}out")
         return next_h, [next_h]
 
 
@@ -594,16 +589,9 @@ class ZoneoutCell(ModifierCell):
 
     def __call__(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
         next_output, next_states = self.base_cell(inputs, states)
-
-        def keep_new(p: float, like: Any) -> Any:
-            return symbol.Dropout(symbol.ones_like(like), p=p)
-
         prev = self.prev_output if self.prev_output is not None else symbol.zeros((0, 0))
-        output = next_output if self.zoneout_outputs == 0 else symbol.where(
-            keep_new(self.zoneout_outputs, next_output), next_output, prev)
-        if self.zoneout_states != 0:
-            next_states = [symbol.where(keep_new(self.zoneout_states, new), new, old)
-                           for new, old in zip(next_states, states)]
+        output, next_states = zoneout(symbol, next_output, next_states, prev, states,
+                                      self.zoneout_outputs, self.zoneout_states)
         self.prev_output = output
         return output, next_states
 

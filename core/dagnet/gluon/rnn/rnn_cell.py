@@ -8,11 +8,13 @@ first use when ``input_size`` is 0.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 from ... import ndarray, symbol
 from ..._errors import DagnetError
+from ..._recurrent_step import NamedElemwiseSpelling, gru_step, lstm_step, zoneout
 from ..block import Block, HybridBlock
 
 __all__ = ["RecurrentCell", "HybridRecurrentCell", "RNNCell", "LSTMCell", "GRUCell",
@@ -324,19 +326,10 @@ class LSTMCell(_GatedCell):
         prefix = f"t{self._counter}_"
         i2h, h2h = self._affine(F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias,
                                 prefix)
-        gates = F.SliceChannel(F.elemwise_add(i2h, h2h, name=f"{prefix}plus0"), num_outputs=4,
-                               name=f"{prefix}slice")
-        act, rec = self._activation, self._recurrent_activation
-        in_gate = self._get_activation(F, gates[0], rec, name=f"{prefix}i")
-        forget_gate = self._get_activation(F, gates[1], rec, name=f"{prefix}f")
-        in_transform = self._get_activation(F, gates[2], act, name=f"{prefix}c")
-        out_gate = self._get_activation(F, gates[3], rec, name=f"{prefix}o")
-        next_c = F.elemwise_add(F.elemwise_mul(forget_gate, states[1], name=f"{prefix}mul0"),
-                                F.elemwise_mul(in_gate, in_transform, name=f"{prefix}mul1"),
-                                name=f"{prefix}state")
-        next_h = F.elemwise_mul(out_gate, self._get_activation(F, next_c, act,
-                                                               name=f"{prefix}activation0"),
-                                name=f"{prefix}out")
+        gate = functools.partial(self._get_activation, F, activation=self._recurrent_activation)
+        activate = functools.partial(self._get_activation, F, activation=self._activation)
+        next_h, next_c = lstm_step(F, NamedElemwiseSpelling(F, prefix), i2h, h2h, states[1],
+                                   prefix, gate, activate)
         return next_h, [next_h, next_c]
 
 
@@ -352,23 +345,10 @@ class GRUCell(_GatedCell):
     def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
                        h2h_weight: Any, i2h_bias: Any, h2h_bias: Any) -> Any:
         prefix = f"t{self._counter}_"
-        prev_h = states[0]
         i2h, h2h = self._affine(F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias,
                                 prefix)
-        i2h_r, i2h_z, i2h = F.SliceChannel(i2h, num_outputs=3, name=f"{prefix}i2h_slice")
-        h2h_r, h2h_z, h2h = F.SliceChannel(h2h, num_outputs=3, name=f"{prefix}h2h_slice")
-        reset = F.Activation(F.elemwise_add(i2h_r, h2h_r, name=f"{prefix}plus0"),
-                             act_type="sigmoid", name=f"{prefix}r_act")
-        update = F.Activation(F.elemwise_add(i2h_z, h2h_z, name=f"{prefix}plus1"),
-                              act_type="sigmoid", name=f"{prefix}z_act")
-        candidate = F.Activation(
-            F.elemwise_add(i2h, F.elemwise_mul(reset, h2h, name=f"{prefix}mul0"),
-                           name=f"{prefix}plus2"), act_type="tanh", name=f"{prefix}h_act")
-        ones = F.ones_like(update, name=f"{prefix}ones_like0")
-        next_h = F.elemwise_add(
-            F.elemwise_mul(F.elemwise_sub(ones, update, name=f"{prefix}minus0"), candidate,
-                           name=f"{prefix}mul1"),
-            F.elemwise_mul(update, prev_h, name=f"{prefix}mul20"), name=f"{prefix}out")
+        next_h = gru_step(F, NamedElemwiseSpelling(F, prefix), i2h, h2h, states[0], prefix,
+                          functools.partial(F.Activation, act_type="tanh"))
         return next_h, [next_h]
 
 
@@ -542,16 +522,9 @@ class ZoneoutCell(ModifierCell):
 
     def hybrid_forward(self, F: Any, inputs: Any, states: Any) -> Any:
         next_output, next_states = self.base_cell(inputs, states)
-
-        def keep_new(p: float, like: Any) -> Any:
-            return F.Dropout(F.ones_like(like), p=p)
-
         prev = self._prev_output if self._prev_output is not None else F.zeros_like(next_output)
-        output = next_output if self.zoneout_outputs == 0 else F.where(
-            keep_new(self.zoneout_outputs, next_output), next_output, prev)
-        if self.zoneout_states != 0:
-            next_states = [F.where(keep_new(self.zoneout_states, new), new, old)
-                           for new, old in zip(next_states, states)]
+        output, next_states = zoneout(F, next_output, next_states, prev, states,
+                                      self.zoneout_outputs, self.zoneout_states)
         self._prev_output = output
         return output, next_states
 

@@ -5,9 +5,11 @@ input-to-hidden and hidden-to-hidden maps are convolutions, in 1, 2 and 3 dimens
 
 from __future__ import annotations
 
+import functools
 from numbers import Number
 from typing import Any
 
+from ...._recurrent_step import ElemwiseSpelling, gru_step, lstm_step
 from ...rnn import HybridRecurrentCell, RecurrentCellError
 
 __all__ = ["Conv1DRNNCell", "Conv2DRNNCell", "Conv3DRNNCell", "Conv1DLSTMCell",
@@ -105,6 +107,10 @@ class _ConvCell(HybridRecurrentCell):
                             layout=self._conv_layout, name=f"{prefix}h2h")
         return i2h, h2h
 
+    def _activate(self, F: Any) -> functools.partial:
+        """The cell's ``activation`` as ``fn(x, name=...)``."""
+        return functools.partial(self._get_activation, F, activation=self._activation)
+
 
 class _ConvRNN(_ConvCell):
     def _alias(self) -> str:
@@ -132,16 +138,9 @@ class _ConvLSTM(_ConvCell):
         prefix = f"t{self._counter}_"
         i2h, h2h = self._convolutions(F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
                                       h2h_bias, prefix)
-        gates = F.SliceChannel(F.elemwise_add(i2h, h2h), num_outputs=4,
-                               axis=self._channel_axis, name=f"{prefix}slice")
-        in_gate = F.Activation(gates[0], act_type="sigmoid", name=f"{prefix}i")
-        forget_gate = F.Activation(gates[1], act_type="sigmoid", name=f"{prefix}f")
-        in_transform = self._get_activation(F, gates[2], self._activation, name=f"{prefix}c")
-        out_gate = F.Activation(gates[3], act_type="sigmoid", name=f"{prefix}o")
-        next_c = F.elemwise_add(F.elemwise_mul(forget_gate, states[1]),
-                                F.elemwise_mul(in_gate, in_transform), name=f"{prefix}state")
-        next_h = F.elemwise_mul(out_gate, self._get_activation(F, next_c, self._activation),
-                                name=f"{prefix}out")
+        next_h, next_c = lstm_step(F, ElemwiseSpelling(F), i2h, h2h, states[1], prefix,
+                                   functools.partial(F.Activation, act_type="sigmoid"),
+                                   self._activate(F), axis=self._channel_axis)
         return next_h, [next_h, next_c]
 
 
@@ -156,18 +155,8 @@ class _ConvGRU(_ConvCell):
         prefix = f"t{self._counter}_"
         i2h, h2h = self._convolutions(F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
                                       h2h_bias, prefix)
-        i2h_r, i2h_z, i2h = F.SliceChannel(i2h, num_outputs=3, axis=self._channel_axis,
-                                           name=f"{prefix}i2h_slice")
-        h2h_r, h2h_z, h2h = F.SliceChannel(h2h, num_outputs=3, axis=self._channel_axis,
-                                           name=f"{prefix}h2h_slice")
-        reset = F.Activation(F.elemwise_add(i2h_r, h2h_r), act_type="sigmoid",
-                             name=f"{prefix}r_act")
-        update = F.Activation(F.elemwise_add(i2h_z, h2h_z), act_type="sigmoid",
-                              name=f"{prefix}z_act")
-        candidate = self._get_activation(F, F.elemwise_add(i2h, F.elemwise_mul(reset, h2h)),
-                                         self._activation, name=f"{prefix}h_act")
-        next_h = F.elemwise_add(F.elemwise_mul(F._rminus_scalar(update, scalar=1.0), candidate),
-                                F.elemwise_mul(update, states[0]), name=f"{prefix}out")
+        next_h = gru_step(F, ElemwiseSpelling(F), i2h, h2h, states[0], prefix,
+                          self._activate(F), axis=self._channel_axis)
         return next_h, [next_h]
 
 

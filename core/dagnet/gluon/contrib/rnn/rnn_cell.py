@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .... import ndarray, symbol
+from ...._recurrent_step import ElemwiseSpelling, lstm_step
 from ...rnn import BidirectionalCell, HybridRecurrentCell, ModifierCell, RecurrentCellError
 from ...rnn.rnn_cell import format_sequence, mask_sequence
 
@@ -149,15 +151,10 @@ class LSTMPCell(HybridRecurrentCell):
                                name=f"{prefix}i2h")
         h2h = F.FullyConnected(data=states[0], weight=h2h_weight, bias=h2h_bias,
                                num_hidden=rows, name=f"{prefix}h2h")
-        gates = F.SliceChannel(F.elemwise_add(i2h, h2h), num_outputs=4, name=f"{prefix}slice")
-        in_gate = F.Activation(gates[0], act_type="sigmoid", name=f"{prefix}i")
-        forget_gate = F.Activation(gates[1], act_type="sigmoid", name=f"{prefix}f")
-        in_transform = F.Activation(gates[2], act_type="tanh", name=f"{prefix}c")
-        out_gate = F.Activation(gates[3], act_type="sigmoid", name=f"{prefix}o")
-        next_c = F.elemwise_add(F.elemwise_mul(forget_gate, states[1]),
-                                F.elemwise_mul(in_gate, in_transform), name=f"{prefix}state")
-        hidden = F.elemwise_mul(out_gate, F.Activation(next_c, act_type="tanh"),
-                                name=f"{prefix}hidden")
+        hidden, next_c = lstm_step(F, ElemwiseSpelling(F), i2h, h2h, states[1], prefix,
+                                   functools.partial(F.Activation, act_type="sigmoid"),
+                                   functools.partial(F.Activation, act_type="tanh"),
+                                   out_name=f"{prefix}hidden")
         next_r = F.FullyConnected(data=hidden, num_hidden=self._projection_size,
                                   weight=h2r_weight, no_bias=True, name=f"{prefix}out")
         return next_r, [next_r, next_c]
