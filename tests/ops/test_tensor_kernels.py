@@ -459,3 +459,14 @@ def test_exp_of_narrow_floats_is_correctly_rounded():
         np.testing.assert_array_equal(got, np.exp(x.astype(dtype).astype(np.float64))
                                       .astype(dtype))
     assert run("exp", np.ones(1, np.float32))[0] == np.float32(2.7182817)
+
+
+def test_relu_gradient_is_nan_where_its_input_is():
+    import dagnet as mx
+
+    x = mx.nd.array([np.nan, -1.0, 0.0, 2.0, np.inf])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.relu(x)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), [np.nan, 0, 0, 1, 1])

@@ -364,11 +364,13 @@ OPS: list[Op] = [
            d2=_d2_sigmoid,
            desc="Logistic sigmoid, element-wise: ``y = 1 / (1 + e^-x)``.  Gradient "
                 "``y (1 - y) dy``."),
-    *unary("relu", lambda xp, x: xp.maximum(x, 0), d_out=lambda xp, y: y > 0,
+    *unary("relu", lambda xp, x: xp.maximum(x, 0),
+           d_out=lambda xp, y: xp.where(xp.isnan(y), y, y > 0),
            reference=lambda x: np.where(x > 0, x, 0.0), away=(0.0,),
            d2=_zero,
            desc="Rectified linear unit, element-wise: ``y = max(x, 0)``.  Gradient ``dy`` where "
-                "y > 0, else 0 (0 at x = 0, as MXNet)."),
+                "y > 0, else 0 (0 at x = 0, as MXNet); NaN where x is NaN, as MXNet's "
+                "``relu`` (its ``Activation`` gives 0 there)."),
     *unary("softsign", lambda xp, x: x / (1 + xp.abs(x)),
            d_in=lambda xp, x: 1 / ((1 + xp.abs(x)) * (1 + xp.abs(x))), away=(0.0,),
            d2=_d2_softsign,
