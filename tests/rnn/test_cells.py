@@ -34,6 +34,15 @@ def test_step_cells_unroll(make, gates):
     assert len(states) == (2 if gates == 4 else 1)
 
 
+def test_dense_cells_ask_for_their_variables_in_mxnets_order():
+    # the order of first lookup is the variables' order in params
+    assert list(mx.rnn.LSTMCell(2, prefix="c_").params._params) == [
+        "c_i2h_weight", "c_h2h_weight", "c_i2h_bias", "c_h2h_bias"]
+    for cell in (mx.rnn.RNNCell(2, prefix="c_"), mx.rnn.GRUCell(2, prefix="c_")):
+        assert list(cell.params._params) == ["c_i2h_weight", "c_i2h_bias", "c_h2h_weight",
+                                             "c_h2h_bias"]
+
+
 def test_rnn_cell_computes_tanh_of_affine_maps():
     cell = mx.rnn.RNNCell(3, prefix="r_")
     out, _ = cell.unroll(2, _inputs(2))

@@ -99,8 +99,7 @@ class ConvRNNCell(BaseConvRNNCell):
         return ("",)
 
     def __call__(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._begin_step()
         i2h, h2h = self._conv_forward(inputs, states, name)
         output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
         return output, [output]
@@ -122,8 +121,7 @@ class ConvLSTMCell(BaseConvRNNCell):
         return [{"shape": self._state_shape, "__layout__": self._conv_layout}] * 2
 
     def __call__(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._begin_step()
         i2h, h2h = self._conv_forward(inputs, states, name)
         next_h, next_c = lstm_step(symbol, SPELLING, i2h, h2h, states[1], name, SIGMOID,
                                    self._activate, axis=self._conv_layout.find("C"))
@@ -141,8 +139,7 @@ class ConvGRUCell(BaseConvRNNCell):
         return ("_r", "_z", "_o")
 
     def __call__(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
+        name = self._begin_step()
         i2h, h2h = self._conv_forward(inputs, states, name)
         next_h = gru_step(symbol, SPELLING, i2h, h2h, states[0], f"{name}_", self._activate,
                           out_name=f"{name}out")

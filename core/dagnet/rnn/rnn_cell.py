@@ -188,105 +188,110 @@ class BaseRNNCell:
         outputs, _ = normalize_sequence(length, outputs, layout, merge_outputs)
         return outputs, states
 
+    def _begin_step(self) -> str:
+        """Count one more step; the name prefix of its nodes."""
+        self._counter += 1
+        return f"{self._prefix}t{self._counter}_"
+
     def _get_activation(self, inputs: Any, activation: Any, **kwargs: Any) -> Any:
         if isinstance(activation, str):
             return symbol.Activation(inputs, act_type=activation, **kwargs)
         return activation(inputs, **kwargs)
 
 
-class RNNCell(BaseRNNCell):
-    """Elman cell: ``h' = activation(W_i x + b_i + W_h h + b_h)``."""
+class _DenseCell(BaseRNNCell):
+    """What the dense cells share: the ``i2h`` and ``h2h`` fully connected maps, one
+    block of ``num_hidden`` rows per gate (``_gate_names``), and one ``(N, num_hidden)``
+    state unless a cell says otherwise."""
 
-    def __init__(self, num_hidden: int, activation: Any = "tanh", prefix: str = "rnn_",
-                 params: RNNParams | None = None):
+    # the order the variables are first asked for, which is their order in ``params``
+    # (MXNet's: LSTMCell asks for both weights first)
+    _lookup_order = ("i2h_weight", "i2h_bias", "h2h_weight", "h2h_bias")
+
+    def __init__(self, num_hidden: int, prefix: str, params: RNNParams | None,
+                 i2h_bias_init: Any = None):
         super().__init__(prefix=prefix, params=params)
         self._num_hidden = num_hidden
-        self._activation = activation
-        self._iW = self.params.get("i2h_weight")
-        self._iB = self.params.get("i2h_bias")
-        self._hW = self.params.get("h2h_weight")
-        self._hB = self.params.get("h2h_bias")
+        inits = {} if i2h_bias_init is None else {"i2h_bias": {"init": i2h_bias_init}}
+        found = {name: self.params.get(name, **inits.get(name, {}))
+                 for name in self._lookup_order}
+        self._iW, self._iB = found["i2h_weight"], found["i2h_bias"]
+        self._hW, self._hB = found["h2h_weight"], found["h2h_bias"]
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
         return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+
+    def _projections(self, inputs: Any, prev_h: Any, prefix: str) -> tuple[Any, Any]:
+        """The step's ``i2h`` and ``h2h`` nodes, named ``prefix + 'i2h'`` and ``'h2h'``."""
+        rows = self._num_hidden * len(self._gate_names)
+        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
+                                    num_hidden=rows, name=f"{prefix}i2h")
+        h2h = symbol.FullyConnected(data=prev_h, weight=self._hW, bias=self._hB,
+                                    num_hidden=rows, name=f"{prefix}h2h")
+        return i2h, h2h
+
+
+class RNNCell(_DenseCell):
+    """Elman cell: ``h' = activation(W_i x + b_i + W_h h + b_h)``."""
+
+    def __init__(self, num_hidden: int, activation: Any = "tanh", prefix: str = "rnn_",
+                 params: RNNParams | None = None):
+        super().__init__(num_hidden, prefix, params)
+        self._activation = activation
 
     @property
     def _gate_names(self) -> Sequence[str]:
         return ("",)
 
     def __call__(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
-        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
-                                    num_hidden=self._num_hidden, name=f"{name}i2h")
-        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
-                                    num_hidden=self._num_hidden, name=f"{name}h2h")
+        name = self._begin_step()
+        i2h, h2h = self._projections(inputs, states[0], name)
         output = self._get_activation(i2h + h2h, self._activation, name=f"{name}out")
         return output, [output]
 
 
-class LSTMCell(BaseRNNCell):
+class LSTMCell(_DenseCell):
     """LSTM cell (Hochreiter & Schmidhuber, 1997), gates stacked in the order input,
     forget, cell, output; the forget gate's bias starts at ``forget_bias``."""
 
+    _lookup_order = ("i2h_weight", "h2h_weight", "i2h_bias", "h2h_bias")
+
     def __init__(self, num_hidden: int, prefix: str = "lstm_", params: RNNParams | None = None,
                  forget_bias: float = 1.0):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
-        self._iW = self.params.get("i2h_weight")
-        self._hW = self.params.get("h2h_weight")
-        self._iB = self.params.get("i2h_bias", init=LSTMBias(forget_bias=forget_bias))
-        self._hB = self.params.get("h2h_bias")
+        super().__init__(num_hidden, prefix, params,
+                         i2h_bias_init=LSTMBias(forget_bias=forget_bias))
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
-        return [{"shape": (0, self._num_hidden), "__layout__": "NC"},
-                {"shape": (0, self._num_hidden), "__layout__": "NC"}]
+        return [*super().state_info, *super().state_info]
 
     @property
     def _gate_names(self) -> Sequence[str]:
         return ("_i", "_f", "_c", "_o")
 
     def __call__(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
-        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
-                                    num_hidden=self._num_hidden * 4, name=f"{name}i2h")
-        h2h = symbol.FullyConnected(data=states[0], weight=self._hW, bias=self._hB,
-                                    num_hidden=self._num_hidden * 4, name=f"{name}h2h")
+        name = self._begin_step()
+        i2h, h2h = self._projections(inputs, states[0], name)
         next_h, next_c = lstm_step(symbol, SPELLING, i2h, h2h, states[1], name, SIGMOID, TANH)
         return next_h, [next_h, next_c]
 
 
-class GRUCell(BaseRNNCell):
+class GRUCell(_DenseCell):
     """GRU cell (Cho et al., 2014), gates stacked as reset, update, new."""
 
     def __init__(self, num_hidden: int, prefix: str = "gru_", params: RNNParams | None = None):
-        super().__init__(prefix=prefix, params=params)
-        self._num_hidden = num_hidden
-        self._iW = self.params.get("i2h_weight")
-        self._iB = self.params.get("i2h_bias")
-        self._hW = self.params.get("h2h_weight")
-        self._hB = self.params.get("h2h_bias")
-
-    @property
-    def state_info(self) -> list[dict[str, Any]]:
-        return [{"shape": (0, self._num_hidden), "__layout__": "NC"}]
+        super().__init__(num_hidden, prefix, params)
 
     @property
     def _gate_names(self) -> Sequence[str]:
         return ("_r", "_z", "_o")
 
     def __call__(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
-        self._counter += 1
-        name = f"{self._prefix}t{self._counter}_"
-        prev_h = states[0]
-        i2h = symbol.FullyConnected(data=inputs, weight=self._iW, bias=self._iB,
-                                    num_hidden=self._num_hidden * 3, name=f"{name}_i2h")
-        h2h = symbol.FullyConnected(data=prev_h, weight=self._hW, bias=self._hB,
-                                    num_hidden=self._num_hidden * 3, name=f"{name}_h2h")
-        next_h = gru_step(symbol, SPELLING, i2h, h2h, prev_h, f"{name}_", TANH,
+        name = self._begin_step()
+        # MXNet names this cell's nodes t<i>__i2h ... (two underscores), and its output t<i>_out
+        i2h, h2h = self._projections(inputs, states[0], f"{name}_")
+        next_h = gru_step(symbol, SPELLING, i2h, h2h, states[0], f"{name}_", TANH,
                           out_name=f"{name}out")
         return next_h, [next_h]
 
