@@ -12,7 +12,8 @@ Gradients flow to every input (the unused pieces of a packed input get zero).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -49,13 +50,32 @@ def _piece(x: Any, heads: int, parts: int, index: int) -> Any:
     return _batched(_split(x, heads, parts)[:, :, :, index])
 
 
-def _packed(xp: Any, like: Any, heads: int, parts: int, pieces: dict[int, Any]) -> Any:
-    """A gradient shaped like the packed input ``like`` with ``pieces`` (index -> (B H, S, D))
-    in their slots and zeros elsewhere."""
+class _At(NamedTuple):
+    """Where a piece lies: input ``input`` of a product packs ``parts`` pieces per head,
+    and this piece is number ``index``."""
+
+    input: int
+    parts: int
+    index: int
+
+    def take(self, inputs: Any, heads: int) -> Any:
+        """The piece from ``inputs``, as (B H, S, D)."""
+        return _piece(inputs[self.input], heads, self.parts, self.index)
+
+
+# where each product finds its pieces (input positions are the product's own)
+_SELF_Q, _SELF_K, _SELF_V = _At(0, 3, 0), _At(0, 3, 1), _At(0, 3, 2)
+_ENCDEC_Q, _ENCDEC_K, _ENCDEC_V = _At(0, 1, 0), _At(1, 2, 0), _At(0, 2, 1)
+
+
+def _packed(xp: Any, like: Any, heads: int, pieces: dict[_At, Any]) -> Any:
+    """A gradient shaped like the packed input ``like`` with ``pieces`` ((B H, S, D) each,
+    by where they lie in ``like``) in their slots and zeros elsewhere."""
     s, b, _ = like.shape
+    parts = next(iter(pieces)).parts
     out = xp.zeros(_split(like, heads, parts).shape, dtype=like.dtype)
-    for index, value in pieces.items():
-        out[:, :, :, index] = _unbatched(value, b)
+    for at, value in pieces.items():
+        out[:, :, :, at.index] = _unbatched(value, b)
     return out.reshape(like.shape)
 
 
@@ -70,29 +90,70 @@ def _scale(x: Any) -> float:
     return 1.0 / float(np.sqrt(x.shape[-1]))
 
 
-# -- self-attention ---------------------------------------------------------------------------
+# -- the two products -------------------------------------------------------------------------
+def _valatt(xp: Any, v: Any, att: Any, batch: int) -> Any:
+    out = xp.matmul(att, v)  # (B H, Sq, D)
+    sq = out.shape[1]
+    return _unbatched(out, batch).reshape(sq, batch, -1)
+
+
+def _valatt_grads(xp: Any, g: Any, v: Any, att: Any, heads: int) -> tuple[Any, Any]:
+    sq, b, _ = g.shape
+    gb = _batched(g.reshape(sq, b, heads, -1))  # (B H, Sq, D)
+    return xp.matmul(gb, v.transpose(0, 2, 1)), xp.matmul(att.transpose(0, 2, 1), gb)
+
+
+_Kernels = tuple[Callable, Callable]
+
+
+def _qk_kernels(q_at: _At, k_at: _At) -> _Kernels:
+    """Forward and backward of ``q k^T / sqrt(D)``, q and k taken from the packed inputs
+    at ``q_at`` and ``k_at``; each packed input gets the gradients of its pieces."""
+
+    def forward(attrs, ctx, inputs, req, outputs):
+        q, k = q_at.take(inputs, attrs.heads), k_at.take(inputs, attrs.heads)
+        put(outputs[0], req[0], ctx.xp.matmul(q * _scale(q), k.transpose(0, 2, 1)))
+
+    def backward(attrs, ctx, inputs, req, outputs):
+        xp = ctx.xp
+        g, packed = inputs[0], inputs[1:]
+        q, k = q_at.take(packed, attrs.heads), k_at.take(packed, attrs.heads)
+        c = _scale(q)
+        grads = {q_at: xp.matmul(g, k) * c, k_at: xp.matmul(g.transpose(0, 2, 1), q) * c}
+        for i, x in enumerate(packed):
+            mine = {at: grad for at, grad in grads.items() if at.input == i}
+            put(outputs[i], req[i], _packed(xp, x, attrs.heads, mine))
+
+    return forward, backward
+
+
+def _valatt_kernels(v_at: _At) -> _Kernels:
+    """Forward and backward of ``attention @ v``, v taken from the packed input at
+    ``v_at`` (input 0; attention is input 1)."""
+
+    def forward(attrs, ctx, inputs, req, outputs):
+        packed, att = inputs
+        v = v_at.take(inputs, attrs.heads)
+        put(outputs[0], req[0], _valatt(ctx.xp, v, att, packed.shape[1]))
+
+    def backward(attrs, ctx, inputs, req, outputs):
+        xp = ctx.xp
+        g, packed, att = inputs
+        v = v_at.take(inputs[1:], attrs.heads)
+        d_att, d_v = _valatt_grads(xp, g, v, att, attrs.heads)
+        put(outputs[0], req[0], _packed(xp, packed, attrs.heads, {v_at: d_v}))
+        put(outputs[1], req[1], d_att)
+
+    return forward, backward
+
+
+# -- shape rules ------------------------------------------------------------------------------
 def _selfatt_qk_infer(attrs, ins, outs):
     qkv = ins[0]
     if not known(qkv):
         return ins, outs
     _check("_contrib_interleaved_matmul_selfatt_qk", qkv, attrs.heads, 3)
     return ins, [(qkv[1] * attrs.heads, qkv[0], qkv[0])]
-
-
-def _selfatt_qk(attrs, ctx, inputs, req, outputs):
-    qkv = inputs[0]
-    q, k = _piece(qkv, attrs.heads, 3, 0), _piece(qkv, attrs.heads, 3, 1)
-    put(outputs[0], req[0], ctx.xp.matmul(q * _scale(q), k.transpose(0, 2, 1)))
-
-
-def _selfatt_qk_back(attrs, ctx, inputs, req, outputs):
-    xp = ctx.xp
-    g, qkv = inputs
-    q, k = _piece(qkv, attrs.heads, 3, 0), _piece(qkv, attrs.heads, 3, 1)
-    c = _scale(q)
-    dq = xp.matmul(g, k) * c
-    dk = xp.matmul(g.transpose(0, 2, 1), q) * c
-    put(outputs[0], req[0], _packed(xp, qkv, attrs.heads, 3, {0: dq, 1: dk}))
 
 
 def _selfatt_valatt_infer(attrs, ins, outs):
@@ -104,34 +165,6 @@ def _selfatt_valatt_infer(attrs, ins, outs):
     return [tuple(qkv), (b * attrs.heads, s, s)], [(s, b, f // 3)]
 
 
-def _valatt(xp: Any, v: Any, att: Any, batch: int) -> Any:
-    out = xp.matmul(att, v)  # (B H, Sq, D)
-    sq = out.shape[1]
-    return _unbatched(out, batch).reshape(sq, batch, -1)
-
-
-def _selfatt_valatt(attrs, ctx, inputs, req, outputs):
-    qkv, att = inputs
-    v = _piece(qkv, attrs.heads, 3, 2)
-    put(outputs[0], req[0], _valatt(ctx.xp, v, att, qkv.shape[1]))
-
-
-def _valatt_grads(xp: Any, g: Any, v: Any, att: Any, heads: int) -> tuple[Any, Any]:
-    sq, b, _ = g.shape
-    gb = _batched(g.reshape(sq, b, heads, -1))  # (B H, Sq, D)
-    return xp.matmul(gb, v.transpose(0, 2, 1)), xp.matmul(att.transpose(0, 2, 1), gb)
-
-
-def _selfatt_valatt_back(attrs, ctx, inputs, req, outputs):
-    xp = ctx.xp
-    g, qkv, att = inputs
-    v = _piece(qkv, attrs.heads, 3, 2)
-    d_att, d_v = _valatt_grads(xp, g, v, att, attrs.heads)
-    put(outputs[0], req[0], _packed(xp, qkv, attrs.heads, 3, {2: d_v}))
-    put(outputs[1], req[1], d_att)
-
-
-# -- encoder-decoder attention ---------------------------------------------------------------
 def _encdec_qk_infer(attrs, ins, outs):
     q, kv = ins
     if not (known(q) and known(kv)):
@@ -141,43 +174,12 @@ def _encdec_qk_infer(attrs, ins, outs):
     return ins, [(q[1] * attrs.heads, q[0], kv[0])]
 
 
-def _encdec_qk(attrs, ctx, inputs, req, outputs):
-    queries, kv = inputs
-    q, k = _piece(queries, attrs.heads, 1, 0), _piece(kv, attrs.heads, 2, 0)
-    put(outputs[0], req[0], ctx.xp.matmul(q * _scale(q), k.transpose(0, 2, 1)))
-
-
-def _encdec_qk_back(attrs, ctx, inputs, req, outputs):
-    xp = ctx.xp
-    g, queries, kv = inputs
-    q, k = _piece(queries, attrs.heads, 1, 0), _piece(kv, attrs.heads, 2, 0)
-    c = _scale(q)
-    put(outputs[0], req[0], _packed(xp, queries, attrs.heads, 1, {0: xp.matmul(g, k) * c}))
-    put(outputs[1], req[1], _packed(xp, kv, attrs.heads, 2,
-                                    {0: xp.matmul(g.transpose(0, 2, 1), q) * c}))
-
-
 def _encdec_valatt_infer(attrs, ins, outs):
     kv, att = ins
     if not (known(kv) and known(att)):
         return ins, outs
     _check("_contrib_interleaved_matmul_encdec_valatt", kv, attrs.heads, 2)
     return ins, [(att[1], kv[1], kv[2] // 2)]
-
-
-def _encdec_valatt(attrs, ctx, inputs, req, outputs):
-    kv, att = inputs
-    v = _piece(kv, attrs.heads, 2, 1)
-    put(outputs[0], req[0], _valatt(ctx.xp, v, att, kv.shape[1]))
-
-
-def _encdec_valatt_back(attrs, ctx, inputs, req, outputs):
-    xp = ctx.xp
-    g, kv, att = inputs
-    v = _piece(kv, attrs.heads, 2, 1)
-    d_att, d_v = _valatt_grads(xp, g, v, att, attrs.heads)
-    put(outputs[0], req[0], _packed(xp, kv, attrs.heads, 2, {1: d_v}))
-    put(outputs[1], req[1], d_att)
 
 
 # -- conformance cases and references ---------------------------------------------------------
@@ -213,48 +215,49 @@ def _np_valatt(v, att, batch):
 
 _NAME = "_contrib_interleaved_matmul_"
 
+
+def _product_ops(kind: str, input_names: list[str], infer_shape: Callable,
+                 kernels: _Kernels, case: Callable, reference: Callable,
+                 description: str) -> list[Op]:
+    """The records of ``_contrib_interleaved_matmul_<kind>`` and of its backward, which
+    reads the output gradient and the inputs and writes one gradient per input."""
+    forward, backward = kernels
+    n = len(input_names)
+    return [Op(_NAME + kind, params=HeadsParam, num_inputs=n, input_names=input_names,
+               infer_shape=infer_shape, compute={XP: forward},
+               gradient=Gradient(f"_backward_interleaved_matmul_{kind}", ("out_grad", "in_data")),
+               domain=Domain(case, reference=with_attrs(HeadsParam, _NAME + kind, reference)),
+               description=description),
+            backward_op(f"interleaved_matmul_{kind}", HeadsParam, n + 1, n, backward)]
+
+
 OPS: list[Op] = [
-    Op(_NAME + "selfatt_qk", params=HeadsParam, input_names=["queries_keys_values"],
-       infer_shape=_selfatt_qk_infer, compute={XP: _selfatt_qk},
-       gradient=Gradient("_backward_interleaved_matmul_selfatt_qk", ("out_grad", "in_data")),
-       domain=Domain(lambda draw: _selfatt_case(draw, False), reference=with_attrs(
-           HeadsParam, _NAME + "selfatt_qk",
-           lambda p, x: _np_qk(_piece(x, p.heads, 3, 0), _piece(x, p.heads, 3, 1)))),
-       description="Self-attention scores from interleaved projections (seq, batch, 3 H D): "
-                   "``q k^T / sqrt(D)`` per batch entry and head, shape (batch H, seq, seq).  "
-                   "Gradient to the q and k pieces."),
-    backward_op("interleaved_matmul_selfatt_qk", HeadsParam, 2, 1, _selfatt_qk_back),
-    Op(_NAME + "selfatt_valatt", params=HeadsParam, num_inputs=2,
-       input_names=["queries_keys_values", "attention"], infer_shape=_selfatt_valatt_infer,
-       compute={XP: _selfatt_valatt},
-       gradient=Gradient("_backward_interleaved_matmul_selfatt_valatt", ("out_grad", "in_data")),
-       domain=Domain(lambda draw: _selfatt_case(draw, True), reference=with_attrs(
-           HeadsParam, _NAME + "selfatt_valatt",
-           lambda p, x, att: _np_valatt(_piece(x, p.heads, 3, 2), att, x.shape[1]))),
-       description="Attention-weighted values: ``attention @ v`` with v the interleaved "
-                   "projections' value pieces, back in (seq, batch, H D).  Gradients to the v "
-                   "pieces and to attention."),
-    backward_op("interleaved_matmul_selfatt_valatt", HeadsParam, 3, 2, _selfatt_valatt_back),
-    Op(_NAME + "encdec_qk", params=HeadsParam, num_inputs=2,
-       input_names=["queries", "keys_values"], infer_shape=_encdec_qk_infer,
-       compute={XP: _encdec_qk},
-       gradient=Gradient("_backward_interleaved_matmul_encdec_qk", ("out_grad", "in_data")),
-       domain=Domain(lambda draw: _encdec_case(draw, False), reference=with_attrs(
-           HeadsParam, _NAME + "encdec_qk",
-           lambda p, q, kv: _np_qk(_piece(q, p.heads, 1, 0), _piece(kv, p.heads, 2, 0)))),
-       description="Encoder-decoder attention scores: queries (q seq, batch, H D) against the "
-                   "key pieces of keys_values (k seq, batch, 2 H D), ``q k^T / sqrt(D)``, shape "
-                   "(batch H, q seq, k seq).  Gradients to queries and the key pieces."),
-    backward_op("interleaved_matmul_encdec_qk", HeadsParam, 3, 2, _encdec_qk_back),
-    Op(_NAME + "encdec_valatt", params=HeadsParam, num_inputs=2,
-       input_names=["keys_values", "attention"], infer_shape=_encdec_valatt_infer,
-       compute={XP: _encdec_valatt},
-       gradient=Gradient("_backward_interleaved_matmul_encdec_valatt", ("out_grad", "in_data")),
-       domain=Domain(lambda draw: _encdec_case(draw, True), reference=with_attrs(
-           HeadsParam, _NAME + "encdec_valatt",
-           lambda p, kv, att: _np_valatt(_piece(kv, p.heads, 2, 1), att, kv.shape[1]))),
-       description="Encoder-decoder attention-weighted values: ``attention @ v`` with v the "
-                   "value pieces of keys_values, in (q seq, batch, H D).  Gradients to the v "
-                   "pieces and to attention."),
-    backward_op("interleaved_matmul_encdec_valatt", HeadsParam, 3, 2, _encdec_valatt_back),
+    *_product_ops(
+        "selfatt_qk", ["queries_keys_values"], _selfatt_qk_infer,
+        _qk_kernels(_SELF_Q, _SELF_K), lambda draw: _selfatt_case(draw, False),
+        lambda p, x: _np_qk(_piece(x, p.heads, 3, 0), _piece(x, p.heads, 3, 1)),
+        "Self-attention scores from interleaved projections (seq, batch, 3 H D): "
+        "``q k^T / sqrt(D)`` per batch entry and head, shape (batch H, seq, seq).  "
+        "Gradient to the q and k pieces."),
+    *_product_ops(
+        "selfatt_valatt", ["queries_keys_values", "attention"], _selfatt_valatt_infer,
+        _valatt_kernels(_SELF_V), lambda draw: _selfatt_case(draw, True),
+        lambda p, x, att: _np_valatt(_piece(x, p.heads, 3, 2), att, x.shape[1]),
+        "Attention-weighted values: ``attention @ v`` with v the interleaved "
+        "projections' value pieces, back in (seq, batch, H D).  Gradients to the v "
+        "pieces and to attention."),
+    *_product_ops(
+        "encdec_qk", ["queries", "keys_values"], _encdec_qk_infer,
+        _qk_kernels(_ENCDEC_Q, _ENCDEC_K), lambda draw: _encdec_case(draw, False),
+        lambda p, q, kv: _np_qk(_piece(q, p.heads, 1, 0), _piece(kv, p.heads, 2, 0)),
+        "Encoder-decoder attention scores: queries (q seq, batch, H D) against the "
+        "key pieces of keys_values (k seq, batch, 2 H D), ``q k^T / sqrt(D)``, shape "
+        "(batch H, q seq, k seq).  Gradients to queries and the key pieces."),
+    *_product_ops(
+        "encdec_valatt", ["keys_values", "attention"], _encdec_valatt_infer,
+        _valatt_kernels(_ENCDEC_V), lambda draw: _encdec_case(draw, True),
+        lambda p, kv, att: _np_valatt(_piece(kv, p.heads, 2, 1), att, kv.shape[1]),
+        "Encoder-decoder attention-weighted values: ``attention @ v`` with v the "
+        "value pieces of keys_values, in (q seq, batch, H D).  Gradients to the v "
+        "pieces and to attention."),
 ]
