@@ -28,7 +28,8 @@ _CACHE_SIZE = 256  # problems kept: a large network has a few dozen distinct one
 
 
 class ConvProblem(NamedTuple):
-    """One convolution's shapes and parameters (dagnet's: ``w`` is ``(F, C/g, *kernel)``)."""
+    """One convolution's shapes and parameters (dagnet's: ``w`` is ``(F, C/g, *kernel)``);
+    the bias is added by the layer, not here."""
 
     x_shape: tuple[int, ...]
     w_shape: tuple[int, ...]
@@ -37,7 +38,6 @@ class ConvProblem(NamedTuple):
     dilate: tuple[int, ...]
     pad: tuple[int, ...]
     groups: int
-    bias: bool
 
     @property
     def pointwise(self) -> bool:
@@ -57,18 +57,14 @@ class _Descs:
     """The memory descriptors and geometry arrays shared by a problem's primitives."""
 
     def __init__(self, lib: Library, p: ConvProblem):
-        any_md = lambda shape: MemoryDesc(lib, shape, any_layout=not p.pointwise)  # noqa: E731
-        self.x, self.w, self.y = any_md(p.x_shape), any_md(p.onednn_w_shape), any_md(p.y_shape)
-        self.b = MemoryDesc(lib, (p.w_shape[0],)) if p.bias else None
+        layout_free = not p.pointwise  # oneDNN picks the layouts (reordered to and from)
+        self.x, self.w, self.y = (MemoryDesc(lib, shape, any_layout=layout_free)
+                                  for shape in (p.x_shape, p.onednn_w_shape, p.y_shape))
         self.stride = DIMS(*p.stride)
         self.dilate = DIMS(*(d - 1 for d in p.dilate))  # oneDNN counts the gaps
         self.pad = DIMS(*p.pad)
         self.attr = scratchpad_attr(lib)
         self.lib = lib
-
-    @property
-    def bias_handle(self) -> ctypes.c_void_p | None:
-        return self.b.handle if self.b is not None else None
 
     def __del__(self):
         self.lib.dll.dnnl_primitive_attr_destroy(self.attr)
@@ -78,7 +74,7 @@ def _forward_pd(lib: Library, d: _Descs) -> ctypes.c_void_p:
     pd = ctypes.c_void_p()
     lib.check(lib.dll.dnnl_convolution_forward_primitive_desc_create(
         ctypes.byref(pd), lib.engine, _FORWARD_TRAINING, _CONVOLUTION_DIRECT,
-        d.x.handle, d.w.handle, d.bias_handle, d.y.handle,
+        d.x.handle, d.w.handle, None, d.y.handle,
         d.stride, d.dilate, d.pad, d.pad, d.attr), "convolution forward descriptor")
     return pd
 
@@ -86,8 +82,6 @@ def _forward_pd(lib: Library, d: _Descs) -> ctypes.c_void_p:
 def _forward(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
     args = [Argument("src", p.x_shape), Argument("weights", p.onednn_w_shape),
             Argument("dst", p.y_shape, output=True)]
-    if p.bias:
-        args.append(Argument("bias", (p.w_shape[0],)))
     return Kernel(lib, _forward_pd(lib, d), args, "convolution forward")
 
 
@@ -112,14 +106,12 @@ def _backward_weights(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
         pd = ctypes.c_void_p()
         lib.check(lib.dll.dnnl_convolution_backward_weights_primitive_desc_create(
             ctypes.byref(pd), lib.engine, _CONVOLUTION_DIRECT, d.x.handle, d.w.handle,
-            d.bias_handle, d.y.handle, d.stride, d.dilate, d.pad, d.pad, hint, d.attr),
+            None, d.y.handle, d.stride, d.dilate, d.pad, d.pad, hint, d.attr),
             "convolution backward-weights descriptor")
     finally:
         lib.dll.dnnl_primitive_desc_destroy(hint)
     args = [Argument("src", p.x_shape), Argument("diff_dst", p.y_shape),
             Argument("diff_weights", p.onednn_w_shape, output=True)]
-    if p.bias:
-        args.append(Argument("diff_bias", (p.w_shape[0],), output=True))
     return Kernel(lib, pd, args, "convolution backward weights")
 
 
@@ -166,7 +158,7 @@ def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups) -> ConvProb
     shapes = (tuple(x_shape), tuple(w_shape), tuple(y_shape))
     if not all(all(shape) for shape in shapes):
         return None  # oneDNN takes no empty arrays; numpy's kernels handle them
-    return ConvProblem(*shapes, tuple(stride), tuple(dilate), tuple(pad), groups, False)
+    return ConvProblem(*shapes, tuple(stride), tuple(dilate), tuple(pad), groups)
 
 
 def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from dagnet import DagnetError
 
-__all__ = ["OneDNNError", "Library", "load", "DIMS", "ExecArg"]
+__all__ = ["OneDNNError", "Library", "load", "failure", "DISTRIBUTION", "DIMS", "ExecArg", "log"]
 
 log = logging.getLogger("dagnet_ops.nn.onednn")
 

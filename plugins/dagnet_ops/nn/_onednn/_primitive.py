@@ -18,11 +18,11 @@ import numpy as np
 
 from ._library import DIMS, ExecArg, Library
 
-__all__ = ["Kernel", "Argument", "MemoryDesc", "ARG", "QUERY_EXEC_ARG_MD", "F32", "FORMAT_ANY"]
+__all__ = ["Kernel", "Argument", "MemoryDesc", "scratchpad_attr", "ARG"]
 
 #: ``DNNL_ARG_*`` indices
-ARG = {"src": 1, "dst": 17, "weights": 33, "bias": 41, "workspace": 64, "scratchpad": 80,
-       "diff_src": 129, "diff_dst": 145, "diff_weights": 161, "diff_bias": 169}
+ARG = {"src": 1, "dst": 17, "weights": 33, "workspace": 64, "scratchpad": 80,
+       "diff_src": 129, "diff_dst": 145, "diff_weights": 161}
 QUERY_EXEC_ARG_MD = 255
 F32 = 3  # dnnl_f32
 FORMAT_ANY = 1  # dnnl_format_tag_any
