@@ -105,6 +105,19 @@ def test_zoneout_and_dropout_cells_keep_shapes():
         mx.rnn.ZoneoutCell(mx.rnn.FusedRNNCell(4))
 
 
+def test_a_group_given_params_holds_only_cells_without_their_own():
+    stack = mx.rnn.SequentialRNNCell(params=mx.rnn.RNNParams("s_"))
+    stack.add(mx.rnn.DropoutCell(0.5))
+    with pytest.raises(mx.rnn.RNNCellError, match="give params to the SequentialRNNCell or "
+                                                  "to its cells, not both"):
+        stack.add(mx.rnn.RNNCell(3, prefix="a_"))  # a dense cell asks for its variables
+    mx.rnn.BidirectionalCell(mx.rnn.DropoutCell(0.5), mx.rnn.DropoutCell(0.5),
+                             params=mx.rnn.RNNParams("b_"))
+    with pytest.raises(mx.rnn.RNNCellError, match="give params to the BidirectionalCell"):
+        mx.rnn.BidirectionalCell(mx.rnn.RNNCell(3, prefix="l_"), mx.rnn.DropoutCell(0.5),
+                                 params=mx.rnn.RNNParams("b_"))
+
+
 def test_modified_cell_is_used_through_the_modifier():
     inner = mx.rnn.GRUCell(4)
     mx.rnn.ResidualCell(inner)

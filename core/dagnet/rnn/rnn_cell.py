@@ -443,23 +443,26 @@ def slice_fused_weights(arr: Any, prefix: str, num_layers: int, directions: Sequ
     return out
 
 
-class SequentialRNNCell(BaseRNNCell):
-    """Cells stacked: each step's output feeds the next cell."""
+class _CellGroup(BaseRNNCell):
+    """What the cells holding other cells share: their states, weights and variables
+    are those of the held cells, in order."""
 
     def __init__(self, params: RNNParams | None = None):
         super().__init__(prefix="", params=params)
         self._override_cell_params = params is not None
         self._cells: list[BaseRNNCell] = []
 
-    def add(self, cell: BaseRNNCell) -> None:
-        """Append ``cell`` on top of the stack."""
-        self._cells.append(cell)
+    def _hold(self, cells: list[BaseRNNCell], owner: str) -> None:
+        """Hold ``cells``; given params of its own, the ``owner`` group hands its
+        variables to them, which must then not have params of their own."""
+        self._cells.extend(cells)
         if self._override_cell_params:
-            if not cell._own_params:
-                raise RNNCellError("give params to the SequentialRNNCell or to its cells, "
-                                   "not both")
-            cell.params._params.update(self.params._params)
-        self.params._params.update(cell.params._params)
+            if not all(cell._own_params for cell in cells):
+                raise RNNCellError(f"give params to the {owner} or to its cells, not both")
+            for cell in cells:
+                cell.params._params.update(self.params._params)
+        for cell in cells:
+            self.params._params.update(cell.params._params)
 
     @property
     def state_info(self) -> list[dict[str, Any]]:
@@ -478,6 +481,14 @@ class SequentialRNNCell(BaseRNNCell):
         for cell in self._cells:
             args = cell.pack_weights(args)
         return args
+
+
+class SequentialRNNCell(_CellGroup):
+    """Cells stacked: each step's output feeds the next cell."""
+
+    def add(self, cell: BaseRNNCell) -> None:
+        """Append ``cell`` on top of the stack."""
+        self._hold([cell], "SequentialRNNCell")
 
     def __call__(self, inputs: Any, states: Any) -> tuple[Any, list[Any]]:
         self._counter += 1
@@ -629,42 +640,15 @@ class ResidualCell(ModifierCell):
                 for o, i in zip(outputs, inputs)], states
 
 
-class BidirectionalCell(BaseRNNCell):
+class BidirectionalCell(_CellGroup):
     """Two cells over the sequence, ``l_cell`` forward and ``r_cell`` backward, their
     outputs concatenated per step (named ``output_prefix + 't<i>'``)."""
 
     def __init__(self, l_cell: BaseRNNCell, r_cell: BaseRNNCell,
                  params: RNNParams | None = None, output_prefix: str = "bi_"):
-        super().__init__("", params=params)
+        super().__init__(params)
         self._output_prefix = output_prefix
-        self._override_cell_params = params is not None
-        if self._override_cell_params:
-            if not (l_cell._own_params and r_cell._own_params):
-                raise RNNCellError("give params to the BidirectionalCell or to its cells, "
-                                   "not both")
-            l_cell.params._params.update(self.params._params)
-            r_cell.params._params.update(self.params._params)
-        self.params._params.update(l_cell.params._params)
-        self.params._params.update(r_cell.params._params)
-        self._cells = [l_cell, r_cell]
-
-    def unpack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
-        for cell in self._cells:
-            args = cell.unpack_weights(args)
-        return args
-
-    def pack_weights(self, args: dict[str, Any]) -> dict[str, Any]:
-        for cell in self._cells:
-            args = cell.pack_weights(args)
-        return args
-
-    @property
-    def state_info(self) -> list[dict[str, Any]]:
-        return [info for cell in self._cells for info in cell.state_info]
-
-    def begin_state(self, **kwargs: Any) -> list[Any]:
-        self._check_unmodified()
-        return [s for cell in self._cells for s in cell.begin_state(**kwargs)]
+        self._hold([l_cell, r_cell], "BidirectionalCell")
 
     def unroll(self, length: int, inputs: Any, begin_state: list[Any] | None = None,
                layout: str = "NTC", merge_outputs: bool | None = None
