@@ -237,7 +237,9 @@ class HybridRecurrentCell(RecurrentCell, HybridBlock):
 
 
 class _GatedCell(HybridRecurrentCell):
-    """Shared set-up of RNN/LSTM/GRU cells: ``gates * hidden_size`` rows of weights."""
+    """Shared part of RNN/LSTM/GRU cells: ``gates * hidden_size`` rows of weights and the
+    step's two fully connected maps; a subclass defines the step from them
+    (``_step_from``)."""
 
     _gates = 1
 
@@ -265,14 +267,20 @@ class _GatedCell(HybridRecurrentCell):
         shape = self.i2h_weight.shape
         return f"{type(self).__name__}({shape[1] or None} -> {shape[0]})"
 
-    def _affine(self, F: Any, inputs: Any, states: Any, i2h_weight: Any, h2h_weight: Any,
-                i2h_bias: Any, h2h_bias: Any, prefix: str) -> tuple[Any, Any]:
+    def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
+                       h2h_weight: Any, i2h_bias: Any, h2h_bias: Any) -> Any:
+        prefix = f"t{self._counter}_"
         rows = self._gates * self._hidden_size
         i2h = F.FullyConnected(data=inputs, weight=i2h_weight, bias=i2h_bias, num_hidden=rows,
                                name=f"{prefix}i2h")
         h2h = F.FullyConnected(data=states[0], weight=h2h_weight, bias=h2h_bias,
                                num_hidden=rows, name=f"{prefix}h2h")
-        return i2h, h2h
+        return self._step_from(F, i2h, h2h, states, prefix)
+
+    def _step_from(self, F: Any, i2h: Any, h2h: Any, states: Any, prefix: str) -> Any:
+        """``(output, new_states)`` from the step's projections ``i2h`` and ``h2h``; its
+        nodes are named ``prefix + ...``."""
+        raise NotImplementedError(f"{type(self).__name__} must define _step_from")
 
 
 class RNNCell(_GatedCell):
@@ -289,11 +297,7 @@ class RNNCell(_GatedCell):
     def _alias(self) -> str:
         return "rnn"
 
-    def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
-                       h2h_weight: Any, i2h_bias: Any, h2h_bias: Any) -> Any:
-        prefix = f"t{self._counter}_"
-        i2h, h2h = self._affine(F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias,
-                                prefix)
+    def _step_from(self, F: Any, i2h: Any, h2h: Any, states: Any, prefix: str) -> Any:
         output = self._get_activation(F, F.elemwise_add(i2h, h2h, name=f"{prefix}plus0"),
                                       self._activation, name=f"{prefix}out")
         return output, [output]
@@ -321,11 +325,7 @@ class LSTMCell(_GatedCell):
     def _alias(self) -> str:
         return "lstm"
 
-    def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
-                       h2h_weight: Any, i2h_bias: Any, h2h_bias: Any) -> Any:
-        prefix = f"t{self._counter}_"
-        i2h, h2h = self._affine(F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias,
-                                prefix)
+    def _step_from(self, F: Any, i2h: Any, h2h: Any, states: Any, prefix: str) -> Any:
         gate = functools.partial(self._get_activation, F, activation=self._recurrent_activation)
         activate = functools.partial(self._get_activation, F, activation=self._activation)
         next_h, next_c = lstm_step(F, NamedElemwiseSpelling(F, prefix), i2h, h2h, states[1],
@@ -342,11 +342,7 @@ class GRUCell(_GatedCell):
     def _alias(self) -> str:
         return "gru"
 
-    def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
-                       h2h_weight: Any, i2h_bias: Any, h2h_bias: Any) -> Any:
-        prefix = f"t{self._counter}_"
-        i2h, h2h = self._affine(F, inputs, states, i2h_weight, h2h_weight, i2h_bias, h2h_bias,
-                                prefix)
+    def _step_from(self, F: Any, i2h: Any, h2h: Any, states: Any, prefix: str) -> Any:
         next_h = gru_step(F, NamedElemwiseSpelling(F, prefix), i2h, h2h, states[0], prefix,
                           functools.partial(F.Activation, act_type="tanh"))
         return next_h, [next_h]

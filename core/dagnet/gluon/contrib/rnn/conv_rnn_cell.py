@@ -29,7 +29,8 @@ def _per_axis(value: Any, dims: int, what: str) -> tuple:
 
 class _ConvCell(HybridRecurrentCell):
     """The shared part: parameters, shapes and the two convolutions of a step.  A subclass
-    names its gates (``_gates``) and defines the step from ``i2h`` and ``h2h``."""
+    names its gates (``_gates``) and defines the step from ``i2h`` and ``h2h``
+    (``_step_from``)."""
 
     _gates: tuple[str, ...] = ("",)
     _states = 1
@@ -94,8 +95,9 @@ class _ConvCell(HybridRecurrentCell):
         return (f"{type(self).__name__}({channels if channels else None} -> {shape[0]}, "
                 f"{self._activation}, {self._conv_layout})")
 
-    def _convolutions(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
-                      h2h_weight: Any, i2h_bias: Any, h2h_bias: Any, prefix: str) -> tuple:
+    def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
+                       h2h_weight: Any, i2h_bias: Any, h2h_bias: Any) -> Any:
+        prefix = f"t{self._counter}_"
         filters = self._hidden_channels * len(self._gates)
         i2h = F.Convolution(data=inputs, weight=i2h_weight, bias=i2h_bias, num_filter=filters,
                             kernel=self._i2h_kernel, stride=self._stride, pad=self._i2h_pad,
@@ -105,7 +107,12 @@ class _ConvCell(HybridRecurrentCell):
                             num_filter=filters, kernel=self._h2h_kernel, stride=self._stride,
                             pad=self._h2h_pad, dilate=self._h2h_dilate,
                             layout=self._conv_layout, name=f"{prefix}h2h")
-        return i2h, h2h
+        return self._step_from(F, i2h, h2h, states, prefix)
+
+    def _step_from(self, F: Any, i2h: Any, h2h: Any, states: Any, prefix: str) -> Any:
+        """``(output, new_states)`` from the step's convolutions ``i2h`` and ``h2h``; its
+        nodes are named ``prefix + ...``."""
+        raise NotImplementedError(f"{type(self).__name__} must define _step_from")
 
     def _activate(self, F: Any) -> functools.partial:
         """The cell's ``activation`` as ``fn(x, name=...)``."""
@@ -116,11 +123,7 @@ class _ConvRNN(_ConvCell):
     def _alias(self) -> str:
         return "conv_rnn"
 
-    def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
-                       h2h_weight: Any, i2h_bias: Any, h2h_bias: Any) -> Any:
-        prefix = f"t{self._counter}_"
-        i2h, h2h = self._convolutions(F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
-                                      h2h_bias, prefix)
+    def _step_from(self, F: Any, i2h: Any, h2h: Any, states: Any, prefix: str) -> Any:
         output = self._get_activation(F, F.elemwise_add(i2h, h2h), self._activation,
                                       name=f"{prefix}out")
         return output, [output]
@@ -133,11 +136,7 @@ class _ConvLSTM(_ConvCell):
     def _alias(self) -> str:
         return "conv_lstm"
 
-    def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
-                       h2h_weight: Any, i2h_bias: Any, h2h_bias: Any) -> Any:
-        prefix = f"t{self._counter}_"
-        i2h, h2h = self._convolutions(F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
-                                      h2h_bias, prefix)
+    def _step_from(self, F: Any, i2h: Any, h2h: Any, states: Any, prefix: str) -> Any:
         next_h, next_c = lstm_step(F, ElemwiseSpelling(F), i2h, h2h, states[1], prefix,
                                    functools.partial(F.Activation, act_type="sigmoid"),
                                    self._activate(F), axis=self._channel_axis)
@@ -150,11 +149,7 @@ class _ConvGRU(_ConvCell):
     def _alias(self) -> str:
         return "conv_gru"
 
-    def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any,
-                       h2h_weight: Any, i2h_bias: Any, h2h_bias: Any) -> Any:
-        prefix = f"t{self._counter}_"
-        i2h, h2h = self._convolutions(F, inputs, states, i2h_weight, h2h_weight, i2h_bias,
-                                      h2h_bias, prefix)
+    def _step_from(self, F: Any, i2h: Any, h2h: Any, states: Any, prefix: str) -> Any:
         next_h = gru_step(F, ElemwiseSpelling(F), i2h, h2h, states[0], prefix,
                           self._activate(F), axis=self._channel_axis)
         return next_h, [next_h]
