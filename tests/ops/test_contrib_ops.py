@@ -188,3 +188,18 @@ def test_deformable_convolutions_match_mxnet():
     sym = mx.sym.contrib.ModulatedDeformableConvolution(
         mx.sym.var("d"), mx.sym.var("o"), mx.sym.var("m"), kernel=(3, 3), num_filter=4, name="dc")
     assert sym.list_arguments() == ["d", "o", "m", "dc_weight", "dc_bias"]
+
+
+@pytest.mark.parametrize("op,roi,params", [
+    ("PSROIPooling", [2, 0, 0, 3, 3], {"output_dim": 1, "pooled_size": 1}),
+    ("RROIAlign", [2, 1, 1, 2, 2, 0], {"pooled_size": (1, 1)}),
+])
+def test_roi_ops_keep_the_dtype_and_refuse_a_roi_naming_a_missing_sample(op, roi, params):
+    pool = getattr(mx.nd.contrib, op)
+    data = mx.nd.ones((1, 1, 4, 4), dtype="float64")
+    fine = pool(data, mx.nd.array([[0, *roi[1:]]], dtype="float64"), spatial_scale=1.0,
+                **params)
+    assert fine.dtype == np.float64
+    with pytest.raises(mx.MXNetError, match=f"'_contrib_{op}': roi 0 names batch 2, but data "
+                                            f"has 1"):
+        pool(data, mx.nd.array([roi], dtype="float64"), spatial_scale=1.0, **params).asnumpy()

@@ -19,7 +19,7 @@ import numpy as np
 from dagnet.operator import REQUIRED, XP, Case, Domain, Field, Gradient, Op, Params
 
 from .._draw import Draw
-from ._common import contrib_error, host, kernel_error, put
+from ._common import contrib_error, host, put, roi_batch, roi_infer_type
 
 __all__ = ["OPS"]
 
@@ -78,21 +78,9 @@ def _infer(attrs, ins, outs):
     return ins, [(rois[0], attrs.output_dim, p, p)]
 
 
-def _infer_type(attrs, ins, outs):
-    dtype = ins[0] if ins[0] is not None else (ins[1] if ins[1] is not None else outs[0])
-    return [dtype, dtype], [dtype]
-
-
 def _channels(attrs, offset):
     g = _group(attrs)
     return np.arange(attrs.output_dim) * g * g + offset
-
-
-def _check_batch(roi, n, r):
-    batch = int(roi[0])
-    if not 0 <= batch < n:
-        raise kernel_error(_NAME, f"roi {r} names batch {batch}, but data has {n}")
-    return batch
 
 
 def _forward(attrs, ctx, inputs, req, outputs):
@@ -101,7 +89,7 @@ def _forward(attrs, ctx, inputs, req, outputs):
     n, _, h, w = data.shape
     out = xp.zeros(outputs[0].shape, dtype=data.dtype)
     for r, roi in enumerate(host(rois)):
-        batch = _check_batch(roi, n, r)
+        batch = roi_batch(_NAME, roi, n, r)
         for ph, pw, offset, rows, cols in _bins(attrs, roi, h, w):
             window = data[batch, _channels(attrs, offset), rows, cols]
             out[r, :, ph, pw] = window.mean(axis=(1, 2))
@@ -114,7 +102,7 @@ def _backward(attrs, ctx, inputs, req, outputs):
     n, _, h, w = data.shape
     grad = xp.zeros(data.shape, dtype=g.dtype)
     for r, roi in enumerate(host(rois)):
-        batch = _check_batch(roi, n, r)
+        batch = roi_batch(_NAME, roi, n, r)
         for ph, pw, offset, rows, cols in _bins(attrs, roi, h, w):
             area = (rows.stop - rows.start) * (cols.stop - cols.start)
             channels = _channels(attrs, offset)
@@ -152,7 +140,7 @@ def _reference(raw, data, rois):
 
 OPS = [
     Op(_NAME, params=PSROIPoolingParam, num_inputs=2, input_names=["data", "rois"],
-       infer_shape=_infer, infer_type=_infer_type, compute={XP: _forward},
+       infer_shape=_infer, infer_type=roi_infer_type, compute={XP: _forward},
        gradient=Gradient(f"_backward{_NAME}", ("out_grad", "in_data")),
        domain=Domain(_sample, reference=_reference, differentiable=(0,)),
        description="Position-sensitive ROI pooling (R-FCN): each roi (batch, x1, y1, x2, y2), "

@@ -20,7 +20,7 @@ import numpy as np
 from dagnet.operator import REQUIRED, XP, Case, Domain, Field, Gradient, Op, Params, Shape
 
 from .._draw import Draw
-from ._common import contrib_error, host, kernel_error, put
+from ._common import contrib_error, host, put, roi_batch, roi_infer_type
 
 __all__ = ["OPS"]
 
@@ -87,18 +87,6 @@ def _infer(attrs, ins, outs):
     return ins, [(rois[0], data[1]) + tuple(attrs.pooled_size)]
 
 
-def _infer_type(attrs, ins, outs):
-    dtype = ins[0] if ins[0] is not None else (ins[1] if ins[1] is not None else outs[0])
-    return [dtype, dtype], [dtype]
-
-
-def _batch(roi, n, r):
-    batch = int(roi[0])
-    if not 0 <= batch < n:
-        raise kernel_error(_NAME, f"roi {r} names batch {batch}, but data has {n}")
-    return batch
-
-
 def _forward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     data, rois = inputs
@@ -106,7 +94,7 @@ def _forward(attrs, ctx, inputs, req, outputs):
     out = xp.zeros(outputs[0].shape, dtype=data.dtype)
     for r, roi in enumerate(host(rois)):
         weights = xp.asarray(_weights(attrs, roi, h, w), dtype=data.dtype)
-        values = xp.matmul(data[_batch(roi, n, r)].reshape(c, h * w), weights.T)
+        values = xp.matmul(data[roi_batch(_NAME, roi, n, r)].reshape(c, h * w), weights.T)
         out[r] = values.reshape(out.shape[1:])
     put(outputs[0], req[0], out)
 
@@ -118,7 +106,8 @@ def _backward(attrs, ctx, inputs, req, outputs):
     grad = xp.zeros(data.shape, dtype=g.dtype)
     for r, roi in enumerate(host(rois)):
         weights = xp.asarray(_weights(attrs, roi, h, w), dtype=g.dtype)
-        grad[_batch(roi, n, r)] += xp.matmul(g[r].reshape(c, -1), weights).reshape(c, h, w)
+        batch = roi_batch(_NAME, roi, n, r)
+        grad[batch] += xp.matmul(g[r].reshape(c, -1), weights).reshape(c, h, w)
     put(outputs[0], req[0], grad)
     put(outputs[1], req[1], xp.zeros(rois.shape, dtype=rois.dtype))
 
@@ -178,7 +167,7 @@ def _point(planes, y, x):
 
 OPS = [
     Op(_NAME, params=RROIAlignParam, num_inputs=2, input_names=["data", "rois"],
-       infer_shape=_infer, infer_type=_infer_type, compute={XP: _forward},
+       infer_shape=_infer, infer_type=roi_infer_type, compute={XP: _forward},
        gradient=Gradient("_backward_RROIAlign", ("out_grad", "in_data")),
        domain=Domain(_sample, reference=_reference, differentiable=(0,)),
        description="Rotated ROI Align: each roi (batch, centre x, centre y, width, height, "
