@@ -265,6 +265,9 @@ class Executor:
         used by one of the last two is free (what a cached graph does when its gradients
         go sometimes into the parameters' ``.grad``, sometimes elsewhere)."""
         grad_arrays = list(grad_arrays)
+        if len(grad_arrays) == len(self.grad_arrays) and all(
+                new is old for new, old in zip(grad_arrays, self.grad_arrays)):
+            return  # the arrays in use (what a cached graph's every call passes)
         if len(grad_arrays) != len(self.grad_arrays):
             raise ValueError(f"set_grad_arrays: got {len(grad_arrays)} array(s) for "
                              f"{len(self.grad_arrays)} argument(s)")
