@@ -213,6 +213,30 @@ def check_case(
         symbolic_executor_check(op, attrs, cast, params, backend=backend, engine=engine, rng=rng)
 
 
+def _backward_gradients(
+    op: Op,
+    attrs: Any,
+    inputs: Sequence[np.ndarray],
+    outputs: Sequence[np.ndarray],
+    head: Sequence[np.ndarray],
+    *,
+    backend: Any,
+    engine: Any,
+    ctx: Context | None = None,
+) -> tuple[list[np.ndarray], list[int]]:
+    """What ``op``'s backward operator gives the inputs it does not mutate, from the
+    forward's ``outputs`` and the head gradients ``head``; and those inputs' positions."""
+    gradient = op.gradient
+    parts = {"out_grad": head, "in_data": list(inputs), "out_data": outputs}
+    aux = set(op.mutated_inputs(attrs))
+    targets = [i for i in range(len(inputs)) if i not in aux]
+    grads, _ = run_kernel(get_op(gradient.backward), attrs,
+                          [a for use in gradient.uses for a in parts[use]], backend=backend,
+                          engine=engine, ctx=ctx, out_shapes=[inputs[i].shape for i in targets],
+                          out_dtypes=[inputs[i].dtype for i in targets])
+    return grads, targets
+
+
 def symbolic_executor_check(
     op: Op,
     attrs: Any,
@@ -239,19 +263,13 @@ def symbolic_executor_check(
             or op.value_shapes is not None:  # a shape from values cannot bind
         return
     ctx = Context(backend.device_type, 0)
-    gradient = op.gradient
-    aux = set(op.mutated_inputs(attrs))
     outputs, _ = run_kernel(op, attrs, inputs, backend=backend, engine=engine, ctx=ctx)
     if any(0 in a.shape for a in [*inputs, *outputs]):
         return  # symbols read a 0 dimension as unknown (MXNet 1.x): empty arrays cannot bind
     visible = op.n_visible_outputs(attrs)
     head = [rng.standard_normal(o.shape).astype(o.dtype) for o in outputs[:visible]]
-    parts = {"out_grad": head, "in_data": list(inputs), "out_data": outputs}
-    targets = [i for i in range(len(inputs)) if i not in aux]
-    grads, _ = run_kernel(get_op(gradient.backward), attrs,
-                          [a for use in gradient.uses for a in parts[use]], backend=backend,
-                          engine=engine, ctx=ctx, out_shapes=[inputs[i].shape for i in targets],
-                          out_dtypes=[inputs[i].dtype for i in targets])
+    grads, targets = _backward_gradients(op, attrs, inputs, outputs, head, backend=backend,
+                                         engine=engine, ctx=ctx)
     names = [f"in{i}" for i in range(len(inputs))]
     floating = {i for i in targets if np.issubdtype(inputs[i].dtype, np.floating)}
     where = f"operator {op.name!r} with params {params} through simple_bind on {engine.name}"
@@ -296,19 +314,8 @@ def numeric_gradient_check(
     outputs, _ = run_kernel(op, attrs, inputs, backend=backend, engine=engine)
     visible = op.n_visible_outputs(attrs)
     head = [rng.standard_normal(o.shape) for o in outputs[:visible]]
-    parts = {"out_grad": head, "in_data": list(inputs), "out_data": outputs}
-    bw_inputs = [a for use in gradient.uses for a in parts[use]]
-    aux = set(op.mutated_inputs(attrs))
-    grad_targets = [i for i in range(len(inputs)) if i not in aux]
-    grads, _ = run_kernel(
-        backward,
-        attrs,
-        bw_inputs,
-        backend=backend,
-        engine=engine,
-        out_shapes=[inputs[i].shape for i in grad_targets],
-        out_dtypes=[inputs[i].dtype for i in grad_targets],
-    )
+    grads, grad_targets = _backward_gradients(op, attrs, inputs, outputs, head,
+                                              backend=backend, engine=engine)
     if all(o.size for o in outputs):  # the imperative path refuses empty outputs of full inputs
         autograd_gradient_check(op, params, inputs, head, grads, backend=backend, engine=engine)
     differentiable = domain.differentiable
