@@ -171,3 +171,18 @@ def test_chains_are_bulked_and_branches_are_not():
         assert len(executor._program(False, False)) == 4
     with mx.config.set(exec_bulk_size=1):
         assert len(executor._program(False, False)) == 5
+
+
+def test_a_block_the_plan_hands_on_does_not_split_the_backward_chain():
+    # the data gradient nobody wants is written into a block an earlier backward step
+    # wrote and the next one read: an overwrite, not a second reader, so no fork
+    net = mx.sym.Variable("data")
+    for i in range(3):
+        net = mx.sym.FullyConnected(net, num_hidden=4, name=f"fc{i}")
+        if i < 2:
+            net = mx.sym.relu(net, name=f"relu{i}")
+    loss = mx.sym.make_loss(mx.sym.sum(net))
+    executor = loss.simple_bind(mx.cpu(), data=(2, 5), grad_req={
+        name: "null" if name == "data" else "write" for name in loss.list_arguments()})
+    assert executor.memory_stats()["inplace"] > 0
+    assert len(executor._program(True, True)) == 1

@@ -166,7 +166,7 @@ class Executor:
             source, target = arrays[step.inputs[0]], arrays[step.outputs[0]]
             fn, ctx, prop = copy_function(source, target)
             return _Pushable(EngineFunction(fn, [source._chunk.var], [target._chunk.var],
-                                            step.name), ctx, prop)
+                                            step.name), ctx, prop, [source._chunk.var])
         dev = device_of(step.device)
         ins = [arrays[b]._xp() for b in step.inputs]
         outs = [arrays[b]._xp() for b in step.outputs]
@@ -184,7 +184,8 @@ class Executor:
         written = {id(v) for v in writes}
         reads = [v for v in unique_vars([arrays[b]._chunk.var for b in step.inputs])
                  if id(v) not in written]
-        return _Pushable(EngineFunction(fn, reads, writes, step.name), dev.ctx, _NORMAL)
+        return _Pushable(EngineFunction(fn, reads, writes, step.name), dev.ctx, _NORMAL,
+                         [arrays[b]._chunk.var for b in step.inputs])
 
     # -- running -----------------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
@@ -478,11 +479,13 @@ class Executor:
 
 
 class _Pushable(NamedTuple):
-    """A step's engine function, the context it is pushed to, and its property."""
+    """A step's engine function, the context it is pushed to, its property, and the
+    variables of its inputs (those it computes in place over included)."""
 
     function: EngineFunction
     ctx: Any
     prop: FnProperty
+    inputs: Sequence[Any]
 
 
 def _chains(pushables: list[_Pushable], bulk: int) -> list[list[_Pushable]]:
@@ -493,7 +496,7 @@ def _chains(pushables: list[_Pushable], bulk: int) -> list[list[_Pushable]]:
     own, which the engine can run at the same time).  A group runs on one device
     as a normal operation: steps on another device, or in the engine's copy lanes,
     start their own."""
-    fans = _fan_out([p.function for p in pushables])
+    fans = _fan_out(pushables)
     groups: list[list[_Pushable]] = []
     for index, pushable in enumerate(pushables):
         function = pushable.function
@@ -508,20 +511,22 @@ def _chains(pushables: list[_Pushable], bulk: int) -> list[list[_Pushable]]:
     return groups
 
 
-def _fan_out(functions: list[EngineFunction]) -> list[int]:
-    """Per step, how many later steps use what it writes before that is written again
-    (the most over its variables): more than one means the step forks the graph."""
-    fans = [0] * len(functions)
-    open_uses: dict[int, list[int]] = {}  # variable -> [its last writer, uses since]
-    for index, function in enumerate(functions):
-        written = {id(v) for v in function.writes}
-        for var in {id(v) for v in (*function.reads, *function.writes)}:
+def _fan_out(pushables: list[_Pushable]) -> list[int]:
+    """Per step, how many later steps read what it writes before that is written again
+    (the most over its variables): more than one means the step forks the graph.  A step
+    that overwrites a variable without reading it (a block the memory plan hands on)
+    ends the count without adding to it."""
+    fans = [0] * len(pushables)
+    open_uses: dict[int, list[int]] = {}  # variable -> [its last writer, reads since]
+    for index, pushable in enumerate(pushables):
+        for var in {id(v) for v in pushable.inputs}:
             use = open_uses.get(var)
             if use is not None:
                 use[1] += 1
-                if var in written:
-                    fans[use[0]] = max(fans[use[0]], use[1])
-        for var in written:
+        for var in {id(v) for v in pushable.function.writes}:
+            use = open_uses.get(var)
+            if use is not None:
+                fans[use[0]] = max(fans[use[0]], use[1])
             open_uses[var] = [index, 0]
     for writer, uses in open_uses.values():
         fans[writer] = max(fans[writer], uses)
