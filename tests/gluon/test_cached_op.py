@@ -67,3 +67,30 @@ def test_an_inlined_block_updates_batchnorm_statistics_as_the_cached_one():
         means.append(net[0].running_mean.data().asnumpy())
     np.testing.assert_allclose(means[0], means[1])
     assert means[0].any()
+
+
+def _values_and_grads(net, x):
+    with autograd.record():
+        y = net(x)
+    y.backward()
+    return y.asnumpy(), [p.grad().asnumpy().copy() for p in net.collect_params().values()]
+
+
+def test_calls_with_the_same_data_array_read_it_in_place_as_imperative_calls_do():
+    rng = np.random.RandomState(1)
+    batches = [rng.uniform(-1, 1, (2, 5)).astype(np.float32) for _ in range(4)]
+    net = _three_dense()
+    want = [_values_and_grads(net, mx.nd.array(b)) for b in batches]
+    net.hybridize(static_alloc=True, static_shape=True)
+    x = mx.nd.array(batches[0])
+    got = []
+    for b in batches[:3]:
+        x[:] = b  # the same array, new values: the executor bound to it reads them
+        got.append(_values_and_grads(net, x))
+    (bound,) = net._cached_op._direct.values()
+    assert bound.data_arrays[0] is x and not any(net._cached_op._executors.values())
+    got.append(_values_and_grads(net, mx.nd.array(batches[3])))  # another array: copied
+    for (y_got, g_got), (y_want, g_want) in zip(got, want):
+        np.testing.assert_allclose(y_got, y_want, rtol=1e-6)
+        for a, b in zip(g_got, g_want):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)

@@ -12,7 +12,12 @@ MXNet: a recorded call runs its operators one by one, each recorded on its own.
 Executors are kept per signature
 (shapes, dtypes, context, and the parameter arrays they are bound to); an executor
 whose forward pass awaits its backward pass is not lent to another call until that
-backward ran or its recorded node died.
+backward ran or its recorded node died.  The first time a call passes the very data
+arrays the signature's previous call passed, an executor is bound to those arrays
+themselves (it takes the place of a free one) and serves the later calls with them
+without copying them in, as MXNet's static graph keeps its prepared operators while
+the inputs stay the same; it reads them as they are when it runs, as an imperative
+call would.  Calls with other arrays copy theirs into an executor's own.
 """
 
 from __future__ import annotations
@@ -73,6 +78,10 @@ class CachedOp:
                                   f"param_names")
         self._aux_set = set(self._aux_names)
         self._executors: dict[tuple, list[_Bound]] = {}
+        # per signature: the executor bound to the caller's own data arrays, and the data
+        # arrays of the last call (when they come again, such an executor is bound)
+        self._direct: dict[tuple, _Bound] = {}
+        self._last_data: dict[tuple, list[NDArray]] = {}
         self._steps = _InlineSteps(sym)
         self.inlined = (not self.flags.get("static_alloc", False)
                         and self._steps.num_ops <= self.flags.get("inline_limit", 2))
@@ -111,7 +120,8 @@ class CachedOp:
 
     def _forward(self, bound: _Bound, data: list[NDArray]) -> list[NDArray]:
         for source, target in zip(data, bound.data_arrays):
-            source.copyto(target)
+            if source is not target:
+                source.copyto(target)
         outputs = bound.executor.forward(is_train=autograd.is_training())
         return [out.copy() for out in outputs]
 
@@ -121,25 +131,47 @@ class CachedOp:
         key = (ctx, needs_grad,
                tuple((a.shape, a.dtype) for a in data),
                tuple(id(params[n]) for n in self.param_names))
-        pool = self._executors.setdefault(key, [])
+        pool = self._executors.get(key)
+        if pool is None:  # new, or parameters changed arrays: forget executors of the old ones
+            for table in (self._executors, self._direct, self._last_data):
+                for old in [k for k in table if k[:3] == key[:3]]:
+                    del table[old]
+            pool = self._executors[key] = []
+        direct = self._direct.get(key)
+        if direct is not None and not _same(direct.data_arrays, data):
+            direct = None
+        elif direct is None and data and _same(self._last_data.get(key, ()), data) \
+                and self._bindable(ctx, data):
+            free = next((bound for bound in pool if not bound.busy), None)
+            if free is not None:  # the executor bound to the data takes its place
+                pool.remove(free)
+            direct = self._direct[key] = self._bind(ctx, data, params, needs_grad,
+                                                    bind_data=True)
+        self._last_data[key] = data
+        if direct is not None and not direct.busy:
+            return _lend(direct)
         for bound in pool:
             if not bound.busy:
-                bound.busy = True
-                bound.generation += 1
-                return bound
-        if not pool:  # parameters changed arrays: forget executors bound to the old ones
-            for old in [k for k in self._executors if k[:3] == key[:3] and k != key]:
-                del self._executors[old]
+                return _lend(bound)
         bound = self._bind(ctx, data, params, needs_grad)
-        bound.busy = True
         pool.append(bound)
-        return bound
+        return _lend(bound)
+
+    @staticmethod
+    def _bindable(ctx: Any, data: list[NDArray]) -> bool:
+        """Whether an executor can read the data arrays themselves: dense, on its
+        device, and no array given twice."""
+        return all(a.stype == "default" and a.context == ctx for a in data) \
+            and len({id(a) for a in data}) == len(data)
 
     def _bind(self, ctx: Any, data: list[NDArray], params: dict[str, NDArray],
-              needs_grad: tuple[bool, ...]) -> _Bound:
+              needs_grad: tuple[bool, ...], bind_data: bool = False) -> _Bound:
+        """An executor bound to the parameters and, with ``bind_data``, to the data arrays
+        themselves; without, to arrays of its own that calls copy the data into."""
         from .. import ndarray
 
-        data_arrays = [ndarray.zeros(a.shape, ctx=ctx, dtype=a.dtype) for a in data]
+        data_arrays = list(data) if bind_data else [
+            ndarray.zeros(a.shape, ctx=ctx, dtype=a.dtype) for a in data]
         values = dict(zip(self.data_names, data_arrays))
         values.update(params)
         wants = dict(zip(self.data_names + [n for n in self.param_names
@@ -247,3 +279,14 @@ class _GraphFunction(autograd.Function):
 
 def _release(bound: _Bound) -> None:
     bound.busy = False
+
+
+def _lend(bound: _Bound) -> _Bound:
+    bound.busy = True
+    bound.generation += 1
+    return bound
+
+
+def _same(arrays: Sequence[NDArray], others: Sequence[NDArray]) -> bool:
+    """Whether two lists hold the very same array objects."""
+    return len(arrays) == len(others) and all(a is b for a, b in zip(arrays, others))
