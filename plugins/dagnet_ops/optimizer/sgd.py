@@ -4,12 +4,10 @@ weights in one call."""
 
 from __future__ import annotations
 
-import ast
 from typing import Any, NamedTuple
 
 from dagnet import ShapeError
 from dagnet.operator import (
-    REQUIRED,
     XP,
     Case,
     Domain,
@@ -18,12 +16,12 @@ from dagnet.operator import (
     Op,
     OpReqType,
     Params,
-    Shape,
     assign,
     merge_shape,
 )
 
 from .._draw import Draw
+from .._fields import FloatTuple
 from ._common import UpdateParam, blocks, clip, descent_step, reference_gradient, update_op
 
 __all__ = ["OPS"]
@@ -104,23 +102,9 @@ output ``weight + momentum * mom - step``."""),
 
 
 # -- several weights in one call (MXNet's aggregated updates) ------------------------------
-class FloatTuple(Field):
-    """A tuple of floats, written ``(0.1, 0.01)`` (MXNet's ``Tuple<float>``)."""
-
-    def __init__(self, desc: str):
-        super().__init__(Shape, REQUIRED, desc)
-
-    def _convert(self, value: Any) -> Any:
-        if isinstance(value, str):
-            value = ast.literal_eval(value.strip() or "()")
-        if isinstance(value, (int, float)):
-            return (float(value),)
-        return tuple(float(v) for v in value)
-
-
 class MultiSGDParam(Params):
-    lrs = FloatTuple("the learning rate of each weight")
-    wds = FloatTuple("the weight decay of each weight")
+    lrs = FloatTuple(desc="the learning rate of each weight")
+    wds = FloatTuple(desc="the weight decay of each weight")
     rescale_grad = Field(float, 1.0, "multiply every gradient by this first (e.g. 1 / batch "
                                      "size)")
     clip_gradient = Field(float, -1.0, "clip the gradients into [-clip_gradient, "

@@ -9,7 +9,6 @@ the others give zero gradients.
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 import numpy as np
@@ -24,26 +23,12 @@ from dagnet.operator import (
     Gradient,
     Op,
     Params,
-    Shape,
     ZeroGradient,
 )
 
+from .._fields import FloatTuple
 from . import _sampling as S
 from ._common import backward_op, first_input_type, fixed_out_type, known, put, with_attrs
-
-
-class FloatTuple(Field):
-    """A tuple of floats, written ``(0.5, 0.25)`` (MXNet's ``Tuple<float>``)."""
-
-    def __init__(self, default: Any, desc: str):
-        super().__init__(Shape, default, desc)
-
-    def _convert(self, value: Any) -> Any:
-        if isinstance(value, str):
-            value = ast.literal_eval(value.strip() or "()")
-        if isinstance(value, (int, float)):
-            return (float(value),)
-        return tuple(float(v) for v in value)
 
 
 def _error(op: str, message: str) -> ShapeError:

@@ -9,41 +9,25 @@ edge; values outside the bins are not counted.  Not differentiable (zero gradien
 
 from __future__ import annotations
 
-import ast
-from typing import Any
-
 import numpy as np
 
-from dagnet.operator import XP, Case, Domain, Field, Op, Params, Shape, ZeroGradient
+from dagnet.operator import XP, Case, Domain, Field, Op, Params, ZeroGradient
 
+from .._fields import FloatTuple
 from . import _sampling as S
 from ._common import known, put, shape_error, with_attrs
 
 
-class FloatTuple(Field):
-    """A tuple of floats, written ``(-2.5, 2.5)`` (MXNet's ``Tuple<double>``)."""
-
-    def __init__(self, desc: str):
-        super().__init__(Shape, None, desc, optional=True)
-
-    def _convert(self, value: Any) -> Any:
-        if isinstance(value, str):
-            value = ast.literal_eval(value.strip() or "()")
-        if isinstance(value, (int, float)):
-            return (float(value),)
-        return tuple(float(v) for v in value)
-
-
 class HistogramParam(Params):
     bin_cnt = Field(int, None, "Number of bins for uniform case", optional=True, low=1)
-    range = FloatTuple("The lower and upper range of the bins. if not provided, range "
-                               "is simply (a.min(), a.max()). values outside the range are "
-                               "ignored. the first element of the range must be less than or "
-                               "equal to the second. range affects the automatic bin "
-                               "computation as well. while bin width is computed to be "
-                               "optimal based on the actual data within range, the bin count "
-                               "will fill the entire range including portions containing no "
-                       "data.")
+    range = FloatTuple(None, "The lower and upper range of the bins. if not provided, range "
+                             "is simply (a.min(), a.max()). values outside the range are "
+                             "ignored. the first element of the range must be less than or "
+                             "equal to the second. range affects the automatic bin "
+                             "computation as well. while bin width is computed to be "
+                             "optimal based on the actual data within range, the bin count "
+                             "will fill the entire range including portions containing no "
+                             "data.", optional=True)
 
 
 def _n_inputs(attrs: HistogramParam) -> int:

@@ -7,30 +7,16 @@ channel.  Gradient ``dy / std[c]``.
 
 from __future__ import annotations
 
-import ast
 from typing import Any
 
 import numpy as np
 
 from dagnet import ShapeError
-from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, Shape
+from dagnet.operator import XP, Case, Domain, Gradient, Op, Params
 
+from .._fields import FloatTuple
 from . import _sampling as S
 from ._common import backward_op, put, same_shape, with_attrs
-
-
-class FloatTuple(Field):
-    """A tuple of floats, written ``(0.5, 0.25)`` (MXNet's ``Tuple<float>``)."""
-
-    def __init__(self, default: Any, desc: str):
-        super().__init__(Shape, default, desc)
-
-    def _convert(self, value: Any) -> Any:
-        if isinstance(value, str):
-            value = ast.literal_eval(value.strip() or "()")
-        if isinstance(value, (int, float)):
-            return (float(value),)
-        return tuple(float(v) for v in value)
 
 
 class NormalizeParam(Params):
