@@ -19,7 +19,7 @@ from dagnet.operator import (
 )
 
 from .._draw import Draw
-from ._common import known, set_shape
+from ._common import known, set_shape, transposed_product_pays
 from ._second_order import fully_connected_backward_gradient
 
 __all__ = ["OPS"]
@@ -67,14 +67,6 @@ def _as_matrix(attrs, x):
     return x.reshape(x.shape[0], -1) if attrs.flatten else x.reshape(-1, x.shape[-1])
 
 
-# OpenBLAS multiplies a few rows by a large transposed weight, X W^T, about twice as
-# slowly as it computes the same product as W X^T (batch 8, 784x512 weight: 200 against
-# 110 us); from 64 rows on the two run alike.  The forward takes the second form on
-# numpy for at most _FEW_ROWS rows and a weight of at least _LARGE_WEIGHT elements.
-_FEW_ROWS = 32
-_LARGE_WEIGHT = 1 << 17
-
-
 def _product(xp, out, req, a, b):
     """``out (req) a @ b``; a write goes straight into ``out`` (a matrix view of it)
     instead of through a temporary and a copy."""
@@ -97,7 +89,7 @@ def _forward(attrs, ctx, inputs, req, outputs):
             y += bias  # onto the product just written or added
     else:
         y = y.reshape(x.shape[0], w.shape[0])
-        if xp is np and x.shape[0] <= _FEW_ROWS and w.size >= _LARGE_WEIGHT:
+        if transposed_product_pays(xp, x, w):
             yt = xp.matmul(w, x.T).T  # the transposed copy rides on the bias add
             if bias is None:
                 y[...] = yt
