@@ -85,31 +85,36 @@ def _forward(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
     return Kernel(lib, _forward_pd(lib, d), args, "convolution forward")
 
 
-def _backward_data(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
+def _backward_pd(lib: Library, d: _Descs, create: Callable[..., int], what: str
+                 ) -> ctypes.c_void_p:
+    """A backward primitive descriptor from ``create(pd_ref, hint)``, oneDNN needing the
+    forward one as its hint (made here and destroyed after)."""
     hint = _forward_pd(lib, d)
     try:
         pd = ctypes.c_void_p()
-        lib.check(lib.dll.dnnl_convolution_backward_data_primitive_desc_create(
-            ctypes.byref(pd), lib.engine, _CONVOLUTION_DIRECT, d.x.handle, d.w.handle,
-            d.y.handle, d.stride, d.dilate, d.pad, d.pad, hint, d.attr),
-            "convolution backward-data descriptor")
+        lib.check(create(ctypes.byref(pd), hint), what)
     finally:
         lib.dll.dnnl_primitive_desc_destroy(hint)
+    return pd
+
+
+def _backward_data(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
+    pd = _backward_pd(lib, d, lambda pd_ref, hint: (
+        lib.dll.dnnl_convolution_backward_data_primitive_desc_create(
+            pd_ref, lib.engine, _CONVOLUTION_DIRECT, d.x.handle, d.w.handle, d.y.handle,
+            d.stride, d.dilate, d.pad, d.pad, hint, d.attr)),
+        "convolution backward-data descriptor")
     args = [Argument("diff_dst", p.y_shape), Argument("weights", p.onednn_w_shape),
             Argument("diff_src", p.x_shape, output=True)]
     return Kernel(lib, pd, args, "convolution backward data")
 
 
 def _backward_weights(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
-    hint = _forward_pd(lib, d)
-    try:
-        pd = ctypes.c_void_p()
-        lib.check(lib.dll.dnnl_convolution_backward_weights_primitive_desc_create(
-            ctypes.byref(pd), lib.engine, _CONVOLUTION_DIRECT, d.x.handle, d.w.handle,
-            None, d.y.handle, d.stride, d.dilate, d.pad, d.pad, hint, d.attr),
-            "convolution backward-weights descriptor")
-    finally:
-        lib.dll.dnnl_primitive_desc_destroy(hint)
+    pd = _backward_pd(lib, d, lambda pd_ref, hint: (
+        lib.dll.dnnl_convolution_backward_weights_primitive_desc_create(
+            pd_ref, lib.engine, _CONVOLUTION_DIRECT, d.x.handle, d.w.handle, None,
+            d.y.handle, d.stride, d.dilate, d.pad, d.pad, hint, d.attr)),
+        "convolution backward-weights descriptor")
     args = [Argument("src", p.x_shape), Argument("diff_dst", p.y_shape),
             Argument("diff_weights", p.onednn_w_shape, output=True)]
     return Kernel(lib, pd, args, "convolution backward weights")
