@@ -120,35 +120,27 @@ def _infer(nodes: Sequence[Node], given: dict[Entry, Any], rule: Callable, merge
             if complete:
                 checked.add(id(node))
             for index, value in enumerate(new_ins):
-                entry = node.inputs[index]
-                if _unchanged(values.get(entry), value):
-                    continue
-                names = node.input_names()
-                label = (f"node {node.name!r} (operator {node.op.name!r}), input "
-                         f"{names[index] if index < len(names) else index!r}")
-                changed |= _update(values, entry, value, merge, label, error_type)
+                changed |= _update(values, node.inputs[index], value, merge, error_type,
+                                   node, "input", index)
             for index, value in enumerate(new_outs):
-                if _unchanged(values.get((node, index)), value):
-                    continue
-                label = (f"node {node.name!r} (operator {node.op.name!r}), output "
-                         f"{node.output_names()[index]!r}")
-                changed |= _update(values, (node, index), value, merge, label, error_type)
+                changed |= _update(values, (node, index), value, merge, error_type,
+                                   node, "output", index)
         if not changed:
             break
     return values, {k: v for k, v in deferred.items()}
 
 
-def _unchanged(old: Any, value: Any) -> bool:
-    """Whether merging ``value`` into ``old`` cannot change it (the common case once a
-    value is known: skip the merge and its error label)."""
-    return value is None or (old is not None and _same(old, value))
-
-
-def _update(values: dict, entry: Entry, value: Any, merge: Callable, label: str,
-            error_type: type) -> bool:
-    if value is None:
-        return False
+def _update(values: dict, entry: Entry, value: Any, merge: Callable, error_type: type,
+            node: Node, kind: str, index: int) -> bool:
+    """Merge ``value`` into ``entry``'s (the ``kind`` "input" or "output" ``index`` of
+    ``node``); whether it changed.  A value that cannot change it (the common case once
+    it is known) skips the merge and the error label."""
     old = values.get(entry)
+    if value is None or (old is not None and _same(old, value)):
+        return False
+    names = node.input_names() if kind == "input" else node.output_names()
+    label = (f"node {node.name!r} (operator {node.op.name!r}), {kind} "
+             f"{names[index] if index < len(names) else index!r}")
     try:
         new = merge(old, value, label)
     except DagnetError as error:
