@@ -266,3 +266,13 @@ def test_a_sparse_gradient_array_given_to_bind_receives_the_gradient():
     exe.backward(nd.ones((3, 2)))
     assert grad.stype == "row_sparse"
     np.testing.assert_array_equal(grad.asnumpy(), np.full((3, 2), 3))
+
+
+def test_a_monitored_executor_also_fills_a_sparse_gradient_array():
+    grad = sparse.zeros("row_sparse", (3, 2))
+    exe = (mx.sym.Variable("x") * 3).bind(mx.cpu(), {"x": nd.ones((3, 2))},
+                                          args_grad={"x": grad})
+    exe.set_monitor_callback(lambda name, array: None)
+    exe.forward(is_train=True)
+    exe.backward(nd.ones((3, 2)))
+    np.testing.assert_array_equal(grad.asnumpy(), np.full((3, 2), 3))

@@ -236,10 +236,10 @@ class Executor:
         eng = current_engine()
         if self._monitor is not None:
             self._monitored_backward(eng, bool(is_train))
-            return
-        push = eng.push
-        for opr, ctx in self._program(True, bool(is_train)):
-            push(opr, ctx)
+        else:
+            push = eng.push
+            for opr, ctx in self._program(True, bool(is_train)):
+                push(opr, ctx)
         for target, dense in self._sparse_grads:  # sparse gradient arrays given to bind
             if any(g is dense for g in self.grad_arrays):
                 dense.copyto(target)
