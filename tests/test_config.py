@@ -16,6 +16,7 @@ DEFAULTS = {
     "cpu_workers": 1,
     "cpu_kernel_threads": 1,
     "cpu_onednn": True,
+    "cpu_jit": True,
     "gpu_workers": 1,
     "copy_workers": 1,
     "priority_workers": 1,

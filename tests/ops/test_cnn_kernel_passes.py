@@ -1,18 +1,20 @@
 """The CPU kernels that a CNN training step spends its time in, against the formulas
 written out directly: max pooling's gradient (ties go to the first maximum, as MXNet's),
-BatchNorm's fused passes in training and inference, and convolution writing straight
-into its output."""
+BatchNorm's passes in training and inference (numpy's fused passes and the numba-compiled
+ones, and the fallback from those to these), and convolution writing straight into its
+output."""
 
 from __future__ import annotations
 
 import itertools
+import sys
 
 import numpy as np
 import pytest
 
 import dagnet
 from dagnet.operator import OpReqType
-from dagnet_ops.nn import _im2col, batch_norm, convolution, pooling
+from dagnet_ops.nn import _im2col, _jit, batch_norm, convolution, pooling
 
 W = OpReqType.WRITE
 
@@ -74,30 +76,78 @@ def _bn_inputs(shape, axis, dtype=np.float32, seed=0):
             rs.standard_normal(c).astype(np.float32), rs.uniform(0.5, 2, c).astype(np.float32)]
 
 
+needs_jit = pytest.mark.skipif(
+    _jit.kernels() is None, reason=f"numba kernels are off: {_jit.unavailable_reason()}")
+# numpy's passes in chunks of the whole array, runs of channels of one sample, runs of whole
+# samples; the compiled passes, with the rows of even a small array shared out over threads
+KERNEL_PATHS = [pytest.param(("numpy", batch_norm._CHUNK_BYTES), id="numpy-whole"),
+                pytest.param(("numpy", 8), id="numpy-channel-runs"),
+                pytest.param(("numpy", 800), id="numpy-sample-runs"),
+                pytest.param(("jit", None), id="jit", marks=needs_jit)]
+
+
 @pytest.mark.parametrize("shape,axis", [((4, 3, 5, 6), 1), ((4, 5, 3), -1), ((6, 4), 1),
-                                        ((2, 3, 2, 4, 3), 1)])
+                                        ((2, 3, 2, 4, 3), 1), ((2, 3, 600), 1)])
 @pytest.mark.parametrize("is_train", [True, False])
 @pytest.mark.parametrize("fix_gamma", [True, False])
 @pytest.mark.parametrize("threads", [1, 3])
-# chunks: the whole array, runs of channels of one sample, runs of whole samples
-@pytest.mark.parametrize("chunk_bytes", [batch_norm._CHUNK_BYTES, 8, 800])
-def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma, threads,
-                                              chunk_bytes, monkeypatch):
-    monkeypatch.setattr(batch_norm, "_CHUNK_BYTES", chunk_bytes)
-    with dagnet.config.set(cpu_kernel_threads=threads):
+@pytest.mark.parametrize("path", KERNEL_PATHS)
+def test_batch_norm_passes_match_the_formulas(shape, axis, is_train, fix_gamma, threads, path,
+                                              monkeypatch):
+    kind, chunk_bytes = path
+    with dagnet.config.set(cpu_kernel_threads=threads, cpu_jit=kind == "jit"):
+        if kind == "numpy":
+            monkeypatch.setattr(batch_norm, "_CHUNK_BYTES", chunk_bytes)
+        else:
+            monkeypatch.setattr(batch_norm, "_JIT_PARALLEL_MIN", 1)
         _check_batch_norm(shape, axis, is_train, fix_gamma)
 
 
-def test_batch_norm_variance_keeps_its_precision_far_from_zero(monkeypatch):
-    # pixel-like data (mean 1000, spread 1) in chunks: E[x^2] - E[x]^2 in float32 would
-    # lose the variance; the chunks' own deviations keep it
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@needs_jit
+def test_batch_norm_compiled_passes_match_numpys(dtype):
+    x, gamma, beta, mm, mv = _bn_inputs((3, 4, 37), 1, dtype)
+    gamma, beta, mm, mv = (a.astype(dtype) for a in (gamma, beta, mm, mv))
+    dy = np.random.RandomState(1).standard_normal(x.shape).astype(dtype)
+    attrs = batch_norm.BatchNormParam.parse("BatchNorm", {"fix_gamma": False})
+    results = []
+    for jit in (True, False):
+        with dagnet.config.set(cpu_jit=jit):
+            state = [a.copy() for a in (x, gamma, beta, mm, mv)]
+            outs = [np.empty_like(x), np.empty(4, dtype), np.empty(4, dtype)]
+            batch_norm._forward(attrs, _Ctx(True), state, [W] * 3, outs)
+            grads = [np.empty_like(x), np.empty(4, dtype), np.empty(4, dtype)]
+            batch_norm._backward(attrs, _Ctx(True), [dy] + state + outs, [W] * 3, grads)
+            results.append(outs + state[3:] + grads)
+    tolerance = 1e-12 if dtype == np.float64 else 1e-5
+    for got, want in zip(*results):
+        np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+def test_batch_norm_falls_back_to_numpy_without_numba(monkeypatch):
+    monkeypatch.setattr(_jit, "_module", None)
+    monkeypatch.setattr(_jit, "_failure", None)
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    monkeypatch.delitem(sys.modules, "dagnet_ops.nn._jit._batch_norm", raising=False)
+    assert _jit.kernels() is None
+    assert "numba" in _jit.unavailable_reason()
+    _check_batch_norm((4, 3, 5), 1, True, False)  # numpy's passes
+    with dagnet.config.set(cpu_jit=False):
+        assert _jit.unavailable_reason() == "switched off (config cpu_jit / DAGNET_CPU_JIT)"
+
+
+@pytest.mark.parametrize("path", [p for p in KERNEL_PATHS if p.id in ("numpy-whole", "jit")])
+def test_batch_norm_variance_keeps_its_precision_far_from_zero(path, monkeypatch):
+    # pixel-like data (mean 1000, spread 1): E[x^2] - E[x]^2 in float32 would lose the
+    # variance; numpy's chunks keep their own deviations, the compiled passes center first
     monkeypatch.setattr(batch_norm, "_CHUNK_BYTES", 64)
     x = (np.random.RandomState(0).standard_normal((4, 2, 50)) + 1000).astype(np.float32)
     attrs = batch_norm.BatchNormParam.parse("BatchNorm", {"eps": 0.0})
     outs = [np.empty_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
-    batch_norm._forward(attrs, _Ctx(True), [x, np.ones(2, np.float32), np.zeros(2, np.float32),
-                                            np.zeros(2, np.float32), np.ones(2, np.float32)],
-                        [W] * 3, outs)
+    with dagnet.config.set(cpu_jit=path[0] == "jit"):
+        batch_norm._forward(attrs, _Ctx(True), [x, np.ones(2, np.float32),
+                                                np.zeros(2, np.float32), np.zeros(2, np.float32),
+                                                np.ones(2, np.float32)], [W] * 3, outs)
     x64 = x.astype(np.float64)
     np.testing.assert_allclose(outs[1], x64.mean(axis=(0, 2)), rtol=1e-6)
     np.testing.assert_allclose(outs[2], 1 / x64.std(axis=(0, 2)), rtol=1e-4)
@@ -147,16 +197,26 @@ def _check_batch_norm(shape, axis, is_train, fix_gamma):
     np.testing.assert_allclose(grads[2], dbeta, rtol=1e-4, atol=1e-4)
 
 
-def test_batch_norm_adds_to_its_outputs_when_asked():
+@pytest.mark.parametrize("path", [p for p in KERNEL_PATHS if p.id in ("numpy-whole", "jit")])
+@pytest.mark.parametrize("is_train", [True, False])
+def test_batch_norm_adds_to_its_outputs_when_asked(path, is_train):
     x, gamma, beta, mm, mv = _bn_inputs((3, 2, 4), 1)
+    dy = np.random.RandomState(1).standard_normal(x.shape).astype(np.float32)
     attrs = batch_norm.BatchNormParam.parse("BatchNorm", {"fix_gamma": False})
-    written = [np.empty_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
-    batch_norm._forward(attrs, _Ctx(True), [x, gamma, beta, mm.copy(), mv.copy()], [W] * 3,
-                        written)
-    added = [np.ones_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
-    batch_norm._forward(attrs, _Ctx(True), [x, gamma, beta, mm.copy(), mv.copy()],
-                        [OpReqType.ADD, W, W], added)
-    np.testing.assert_allclose(added[0], written[0] + 1, rtol=1e-6)
+    ctx = _Ctx(is_train)
+    with dagnet.config.set(cpu_jit=path[0] == "jit"):
+        written = [np.empty_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
+        batch_norm._forward(attrs, ctx, [x, gamma, beta, mm.copy(), mv.copy()], [W] * 3, written)
+        added = [np.ones_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
+        batch_norm._forward(attrs, ctx, [x, gamma, beta, mm.copy(), mv.copy()],
+                            [OpReqType.ADD, W, W], added)
+        np.testing.assert_allclose(added[0], written[0] + 1, rtol=1e-6)
+        state = [x, gamma, beta, mm, mv]
+        grads = [np.empty_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
+        batch_norm._backward(attrs, ctx, [dy] + state + written, [W] * 3, grads)
+        summed = [np.ones_like(x), np.empty(2, np.float32), np.empty(2, np.float32)]
+        batch_norm._backward(attrs, ctx, [dy] + state + written, [OpReqType.ADD, W, W], summed)
+        np.testing.assert_allclose(summed[0], grads[0] + 1, rtol=1e-5, atol=1e-6)
 
 
 def test_batch_norm_half_precision_sums_in_float32():

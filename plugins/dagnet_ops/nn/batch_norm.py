@@ -19,7 +19,8 @@ from dagnet.operator import (
 )
 
 from .._draw import Draw
-from ._common import each, set_shape, threads_for
+from . import _jit
+from ._common import each, sample_spans, set_shape, threads_for
 
 __all__ = ["OPS"]
 
@@ -158,6 +159,10 @@ def _forward(attrs, ctx, inputs, req, outputs):
     axis = _channel_axis(attrs, x.ndim)
     x3 = _three_d(x, axis)
     count = max(1, x.size // max(1, x.shape[axis]))
+    jit = _jit_kernels(xp, x, outputs[0])
+    if jit is not None:
+        _forward_jit(jit, attrs, ctx, x3, inputs[1:], req, outputs, count)
+        return
     threads = threads_for(xp)
     chunks = _chunks(xp, x3.shape, x.dtype.itemsize)
     c = x3.shape[1]
@@ -211,6 +216,10 @@ def _backward(attrs, ctx, inputs, req, outputs):
     if not batch_stats:
         mean = moving_mean.astype(x.dtype)
         invstd = 1 / xp.sqrt(moving_var.astype(x.dtype) + attrs.eps)
+    jit = _jit_kernels(xp, x, dy, outputs[0])
+    if jit is not None:
+        _backward_jit(jit, attrs, x3, dy3, gamma, mean, invstd, batch_stats, req, outputs)
+        return
     threads = threads_for(xp)
     chunks = _chunks(xp, x3.shape, x.dtype.itemsize)
     c = x3.shape[1]
@@ -249,6 +258,99 @@ def _backward(attrs, ctx, inputs, req, outputs):
 
         each(gradient, chunks, threads)
         _finish(outputs[0], req[0], target)
+    assign(outputs[1], req[1], 0 if attrs.fix_gamma else dgamma)
+    assign(outputs[2], req[2], dbeta)
+
+
+# -- the compiled kernels (numba, see ._jit) -------------------------------------------------
+# Forward, three trips through memory (the sums, the centered squares, the output), and
+# backward two (the gradient's sums, the data gradient), where numpy's passes take several
+# each.  Rows of the (outer, C, inner) view are shared out over the kernel threads when
+# the data is large enough to pay for the hand-off.
+_JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_JIT_PARALLEL_MIN = 1 << 16  # values
+
+
+def _jit_kernels(xp, *arrays):
+    """The compiled kernels when they apply to ``arrays`` (numpy, float32 or float64,
+    C-contiguous) and are on, else None."""
+    if getattr(xp, "__name__", "") != "numpy" or arrays[0].dtype not in _JIT_DTYPES:
+        return None
+    if not all(a.flags.c_contiguous and a.dtype == arrays[0].dtype for a in arrays):
+        return None
+    return _jit.kernels()
+
+
+def _row_spans(x3):
+    rows = x3.shape[0] * x3.shape[1]
+    threads = threads_for(np) if x3.size >= _JIT_PARALLEL_MIN else 1
+    return sample_spans(rows, threads) or [(0, 0)]
+
+
+def _channel_totals(kernel, spans, channels, accumulators, *inputs):
+    """The per-channel float64 totals ``kernel(*inputs, r0, r1, *totals)`` adds up over the
+    row ``spans`` (each span into its own ``accumulators`` arrays, added afterwards)."""
+
+    def run(span):
+        totals = np.zeros((accumulators, channels))
+        kernel(*inputs, span[0], span[1], *totals)
+        return totals
+
+    return sum(each(run, spans, len(spans)))
+
+
+def _values(per_channel, dtype):
+    return np.ascontiguousarray(per_channel, dtype=dtype)
+
+
+def _forward_jit(jit, attrs, ctx, x3, params, req, outputs, count):
+    gamma, beta, moving_mean, moving_var = params
+    dtype, channels = x3.dtype, x3.shape[1]
+    zero, spans = dtype.type(0), _row_spans(x3)
+    if _uses_batch_stats(attrs, ctx):
+        (sums,) = _channel_totals(jit.channel_sums, spans, channels, 1, x3, zero)
+        mean = (sums / count).astype(dtype)
+        (squares,) = _channel_totals(jit.centered_squares, spans, channels, 1, x3, mean, zero)
+        var = (squares / count).astype(dtype)
+        moving_mean[...] = moving_mean * attrs.momentum + mean * (1 - attrs.momentum)
+        moving_var[...] = moving_var * attrs.momentum + var * (1 - attrs.momentum)
+    else:
+        mean, var = moving_mean.astype(dtype), moving_var.astype(dtype)
+    invstd = (1 / np.sqrt(var + attrs.eps)).astype(mean.dtype)
+    if req[0] is not OpReqType.NULL:
+        scale = _values(invstd if attrs.fix_gamma else invstd * gamma, dtype)
+        mean_x, offset = _values(mean, dtype), _values(beta, dtype)
+        y3 = outputs[0].reshape(x3.shape)
+        accumulate = req[0] is OpReqType.ADD
+        each(lambda s: jit.normalize(x3, mean_x, scale, offset, s[0], s[1], y3, accumulate),
+             spans, len(spans))
+    assign(outputs[1], req[1], mean)
+    assign(outputs[2], req[2], invstd)  # as MXNet, the "var" output is 1 / sqrt(var + eps)
+
+
+def _backward_jit(jit, attrs, x3, dy3, gamma, mean, invstd, batch_stats, req, outputs):
+    dtype, channels = x3.dtype, x3.shape[1]
+    spans = _row_spans(x3)
+    mean_x = _values(mean, dtype)
+    dbeta, dyx = _channel_totals(jit.gradient_sums, spans, channels, 2, dy3, x3, mean_x,
+                                 dtype.type(0))
+    dgamma = dyx * invstd  # sum(dy * xhat)
+    scale = invstd if attrs.fix_gamma else invstd * gamma
+    if req[0] is not OpReqType.NULL:
+        dx3 = outputs[0].reshape(x3.shape)
+        if not batch_stats:  # the statistics are constants: dx = dy * scale
+            factor = _values(scale, dtype)[:, None]
+            if req[0] is OpReqType.ADD:
+                dx3 += dy3 * factor
+            else:
+                np.multiply(dy3, factor, out=dx3)
+        else:  # dx = scale * (dy - dbeta/count - xhat * dgamma/count)
+            count = max(1, x3.size // max(1, channels))
+            coefficients = [_values(v, dtype) for v in (
+                scale, -scale * invstd * dgamma / count, -scale * dbeta / count)]
+            accumulate = req[0] is OpReqType.ADD
+            each(lambda s: jit.input_gradient(dy3, x3, mean_x, *coefficients, s[0], s[1],
+                                              dx3, accumulate), spans, len(spans))
     assign(outputs[1], req[1], 0 if attrs.fix_gamma else dgamma)
     assign(outputs[2], req[2], dbeta)
 
