@@ -51,12 +51,13 @@ def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out=None):
     return _im2col.conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out)
 
 
-def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups):
-    """The gradient of :func:`conv_forward` with respect to the filters (shape ``w_shape``)."""
+def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups, out=None):
+    """The gradient of :func:`conv_forward` with respect to the filters (shape ``w_shape``),
+    written into ``out`` when given and the kernel can (else a new array)."""
     lib = _onednn_for(xp, x, dy)
     if lib is not None:
         dw = _onednn.conv_grad_weight(lib, _plain(x), _plain(dy), w_shape, stride, dilate, pad,
-                                      groups, threads_for(xp))
+                                      groups, threads_for(xp), out)
         if dw is not None:
             return dw
     return _im2col.conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups)

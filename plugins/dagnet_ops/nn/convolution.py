@@ -160,7 +160,8 @@ def _backward(attrs, ctx, inputs, req, outputs):
         dx = conv_grad_data(xp, dy, w, x.shape, stride, dilate, pad, groups, out=direct)
         assign(outputs[0], req[0], to_channel_last(xp, dx) if last else dx)
     if req[1] is not OpReqType.NULL:
-        dw = conv_grad_weight(xp, x, dy, w.shape, stride, dilate, pad, groups)
+        direct = outputs[1] if req[1] is OpReqType.WRITE and not last else None
+        dw = conv_grad_weight(xp, x, dy, w.shape, stride, dilate, pad, groups, out=direct)
         assign(outputs[1], req[1], to_channel_last(xp, dw) if last else dw)
     if not attrs.no_bias and req[2] is not OpReqType.NULL:
         assign(outputs[2], req[2], dy.sum(axis=(0,) + tuple(range(2, dy.ndim))))

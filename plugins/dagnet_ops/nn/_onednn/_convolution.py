@@ -193,13 +193,13 @@ def conv_grad_data(lib, dy, w, x_shape, stride, dilate, pad, groups, threads, ou
     return dx
 
 
-def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads):
-    """The gradient of :func:`conv_forward` for its filters of ``w_shape``; None when oneDNN
-    has no kernel for it."""
+def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, out=None):
+    """The gradient of :func:`conv_forward` for its filters of ``w_shape``, written into
+    ``out`` when it fits; None when oneDNN has no kernel for it."""
     problem = _problem(x.shape, w_shape, dy.shape, stride, dilate, pad, groups)
     kernel = problem and kernel_for(lib, "backward_weights", problem)
     if kernel is None:
         return None
-    dw = np.empty(tuple(w_shape), np.float32)
+    dw = _output(out, tuple(w_shape))
     kernel.run({"src": x, "diff_dst": dy, "diff_weights": dw}, threads)
     return dw
