@@ -239,7 +239,11 @@ def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) ->
         a, b = (None, None) if fn.head_only else (inputs[1], inputs[2])
         for i, partial in enumerate((fn.d_lhs, fn.d_rhs)):
             if req[i] is not OpReqType.NULL:
-                put(outputs[i], req[i], reduce_to(xp, g * partial(xp, a, b), outputs[i].shape))
+                d = partial(xp, a, b)
+                # a derivative of one passes the head gradient on as it is (add's, sub's
+                # lhs): one copy into the output instead of a product and a copy
+                grad = g if isinstance(d, int) and d == 1 else g * d
+                put(outputs[i], req[i], reduce_to(xp, grad, outputs[i].shape))
 
     flavour = ("Broadcasting (numpy rules; each gradient is summed back to its operand's shape)."
                if broadcast else "Both operands must have the same shape (see broadcast_* "
