@@ -66,6 +66,29 @@ def test_onednn_kernels_match_numpy(x_shape, filters, kernel, stride, dilate, pa
     _close(dw, _im2col.conv_grad_weight(np, x, dy, w.shape, *geometry))
 
 
+@needs_onednn
+def test_primitives_are_made_per_thread_count():
+    # oneDNN plans a primitive's work for the OpenMP threads in effect when it is made: one
+    # made for a single thread would run on one thread after cpu_kernel_threads went up
+    from dagnet_ops.nn._onednn import _convolution
+
+    x, w, dy = _arrays((4, 16, 9, 9), 16, (3, 3), 1, (1, 1), (1, 1), (1, 1))
+    geometry = ((1, 1), (1, 1), (1, 1), 1)
+    lib = _onednn.library()
+    problem = _convolution.ConvProblem(x.shape, w.shape, dy.shape, *geometry)
+    results = {}
+    for threads in (1, 2):
+        results[threads] = (_onednn.conv_forward(lib, x, w, *geometry, threads),
+                            _onednn.conv_grad_data(lib, dy, w, x.shape, *geometry, threads),
+                            _onednn.conv_grad_weight(lib, x, dy, w.shape, *geometry, threads))
+    for pass_ in ("forward", "backward_data", "backward_weights"):
+        one, two = (_convolution.kernel_for(lib, pass_, problem, t) for t in (1, 2))
+        assert one is not None and two is not None and one is not two
+        assert _convolution.kernel_for(lib, pass_, problem, 2) is two  # cached
+    for got, want in zip(results[2], results[1]):
+        _close(got, want)
+
+
 def _layer_and_grads(op, x, w, b, params):
     """Output and gradients of a layer through autograd, head gradient ``cos(out)``."""
     arrays = [dagnet.nd.array(a) for a in (x, w, b)]

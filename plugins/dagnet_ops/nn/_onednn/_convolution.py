@@ -1,8 +1,9 @@
 """Convolution through oneDNN: forward, data gradient and weight (+ bias) gradient.
 
-Each distinct problem (shapes, stride, dilation, padding, groups, bias) builds its three
-primitives once; a training step repeats the same problems, so later calls only point
-the memory objects at the new arrays and run.  Layouts are left to oneDNN
+Each distinct problem (shapes, stride, dilation, padding, groups) builds its three
+primitives once per thread count (oneDNN plans a primitive's work for the threads in
+effect when it is made); a training step repeats the same problems, so later calls only
+point the memory objects at the new arrays and run.  Layouts are left to oneDNN
 (``format_tag any``: blocked channels on AVX-512), and the kernels reorder to and from
 the plain NCHW / OIHW arrays dagnet passes; 1x1 convolutions keep the plain layouts.
 """
@@ -123,20 +124,21 @@ def _backward_weights(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
 _BUILDERS: dict[str, Callable[[Library, ConvProblem, _Descs], Kernel]] = {
     "forward": _forward, "backward_data": _backward_data, "backward_weights": _backward_weights,
 }
-_cache: OrderedDict[tuple[str, ConvProblem], Kernel | None] = OrderedDict()
+_cache: OrderedDict[tuple[str, ConvProblem, int], Kernel | None] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
 
-def kernel_for(lib: Library, pass_: str, problem: ConvProblem) -> Kernel | None:
+def kernel_for(lib: Library, pass_: str, problem: ConvProblem, threads: int) -> Kernel | None:
     """The cached kernel for one pass (``forward``, ``backward_data`` or
-    ``backward_weights``) of ``problem``, built on first use; None when oneDNN has no
-    kernel for it (remembered too)."""
-    key = (pass_, problem)
+    ``backward_weights``) of ``problem`` on ``threads`` threads, built on first use; None
+    when oneDNN has no kernel for it (remembered too)."""
+    key = (pass_, problem, threads)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
+    lib.use_threads(threads)
     try:
         kernel = _BUILDERS[pass_](lib, problem, _Descs(lib, problem))
     except OneDNNError as exc:
@@ -173,7 +175,7 @@ def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None):
         (s + 2 * p - d * (k - 1) - 1) // st + 1
         for s, p, d, k, st in zip(x.shape[2:], pad, dilate, w.shape[2:], stride)))
     problem = _problem(x.shape, w.shape, y_shape, stride, dilate, pad, groups)
-    kernel = problem and kernel_for(lib, "forward", problem)
+    kernel = problem and kernel_for(lib, "forward", problem, threads)
     if kernel is None:
         return None
     y = _output(out, y_shape)
@@ -185,7 +187,7 @@ def conv_grad_data(lib, dy, w, x_shape, stride, dilate, pad, groups, threads, ou
     """The gradient of :func:`conv_forward` for its input of ``x_shape``, written into
     ``out`` when it fits; None when oneDNN has no kernel for it."""
     problem = _problem(x_shape, w.shape, dy.shape, stride, dilate, pad, groups)
-    kernel = problem and kernel_for(lib, "backward_data", problem)
+    kernel = problem and kernel_for(lib, "backward_data", problem, threads)
     if kernel is None:
         return None
     dx = _output(out, tuple(x_shape))
@@ -197,7 +199,7 @@ def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, 
     """The gradient of :func:`conv_forward` for its filters of ``w_shape``, written into
     ``out`` when it fits; None when oneDNN has no kernel for it."""
     problem = _problem(x.shape, w_shape, dy.shape, stride, dilate, pad, groups)
-    kernel = problem and kernel_for(lib, "backward_weights", problem)
+    kernel = problem and kernel_for(lib, "backward_weights", problem, threads)
     if kernel is None:
         return None
     dw = _output(out, tuple(w_shape))

@@ -141,11 +141,19 @@ class Library:
             stream = ctypes.c_void_p()
             self.check(self.dll.dnnl_stream_create(ctypes.byref(stream), self.engine, 1),
                        "dnnl_stream_create")
-            local.stream, local.threads = stream, None
-        if local.threads != threads and self._omp_set_num_threads is not None:
+            local.stream = stream
+        self.use_threads(threads)
+        return stream
+
+    def use_threads(self, threads: int) -> None:
+        """Set the calling thread's OpenMP thread count to ``threads``.  oneDNN plans a
+        primitive's work for the count in effect when its descriptor is made, and a
+        primitive keeps that plan: made under one thread, it runs on one thread even where
+        more are set later; so primitives are made, and cached, per thread count."""
+        local = self._local
+        if getattr(local, "threads", None) != threads and self._omp_set_num_threads is not None:
             self._omp_set_num_threads(threads)
             local.threads = threads
-        return stream
 
 
 def _openmp_thread_setter():

@@ -79,23 +79,25 @@ class _MaxPoolGrad:
         self.backward.run({"diff_dst": dy, "workspace": workspace, "diff_src": dx}, threads)
 
 
-_cache: OrderedDict[PoolProblem, _MaxPoolGrad | None] = OrderedDict()
+_cache: OrderedDict[tuple[PoolProblem, int], _MaxPoolGrad | None] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
 
-def _kernels_for(lib: Library, problem: PoolProblem) -> _MaxPoolGrad | None:
+def _kernels_for(lib: Library, problem: PoolProblem, threads: int) -> _MaxPoolGrad | None:
+    key = (problem, threads)  # made per thread count, as convolution's (Library.use_threads)
     with _cache_lock:
-        if problem in _cache:
-            _cache.move_to_end(problem)
-            return _cache[problem]
+        if key in _cache:
+            _cache.move_to_end(key)
+            return _cache[key]
+    lib.use_threads(threads)
     try:
         kernels = _MaxPoolGrad(lib, problem)
     except OneDNNError as exc:
         log.debug("oneDNN has no max pooling kernel for %s, numpy's is used: %s", problem, exc)
         kernels = None
     with _cache_lock:
-        _cache[problem] = kernels
+        _cache[key] = kernels
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return kernels
@@ -109,7 +111,7 @@ def max_pool_grad(lib, x, dy, kernel, stride, pad, pad_after, threads):
         return None
     problem = PoolProblem(tuple(x.shape), tuple(dy.shape), tuple(kernel), tuple(stride),
                           tuple(pad), tuple(pad_after))
-    kernels = _kernels_for(lib, problem)
+    kernels = _kernels_for(lib, problem, threads)
     if kernels is None:
         return None
     dx = np.empty(x.shape, np.float32)
