@@ -3,8 +3,9 @@
 Each kernel walks the rows ``r0 <= r < r1`` of the data seen as ``outer * C`` rows of
 ``inner`` values (row ``r`` is sample block ``r // C``, channel ``r % C``), so callers
 share rows out over threads; the kernels release the GIL.  Sums over a row are taken in
-the data's type in blocks of :data:`BLOCK` values (which the compiler vectorizes) and
-the blocks added in float64, into per-channel accumulators the caller gives (one set
+the data's type in blocks of :data:`BLOCK` values (slices: the compiler vectorizes a
+loop over a slice, not one over an index range with a computed end) and the blocks added
+in float64, into per-channel accumulators the caller gives (one set
 per thread, added up afterwards).  Arrays are C-contiguous float32 or float64; ``zero``
 is a zero of the data's type (it fixes the block sums' type).
 """
@@ -32,9 +33,9 @@ def channel_sums(x3, zero, r0, r1, sums):
         row = x3[r // channels, c]
         total = 0.0
         for start in range(0, inner, BLOCK):
-            part = zero
-            for i in range(start, min(start + BLOCK, inner)):
-                part += row[i]
+            block, part = row[start:start + BLOCK], zero
+            for i in range(block.shape[0]):
+                part += block[i]
             total += part
         sums[c] += total
 
@@ -48,9 +49,9 @@ def centered_squares(x3, mean, zero, r0, r1, sums):
         row, m = x3[r // channels, c], mean[c]
         total = 0.0
         for start in range(0, inner, BLOCK):
-            part = zero
-            for i in range(start, min(start + BLOCK, inner)):
-                d = row[i] - m
+            block, part = row[start:start + BLOCK], zero
+            for i in range(block.shape[0]):
+                d = block[i] - m
                 part += d * d
             total += part
         sums[c] += total
@@ -67,10 +68,11 @@ def gradient_sums(dy3, x3, mean, zero, r0, r1, dy_sums, dyx_sums):
         g, row, m = dy3[n, c], x3[n, c], mean[c]
         total, total_x = 0.0, 0.0
         for start in range(0, inner, BLOCK):
+            g_block, x_block = g[start:start + BLOCK], row[start:start + BLOCK]
             part, part_x = zero, zero
-            for i in range(start, min(start + BLOCK, inner)):
-                part += g[i]
-                part_x += g[i] * (row[i] - m)
+            for i in range(g_block.shape[0]):
+                part += g_block[i]
+                part_x += g_block[i] * (x_block[i] - m)
             total += part
             total_x += part_x
         dy_sums[c] += total
