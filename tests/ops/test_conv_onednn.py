@@ -139,16 +139,18 @@ def test_layers_with_onednn_match_numpy(op, params):
     ((2, 3, 13), {"kernel": (3,), "stride": (2,), "pad": (1,)}),
     ((1, 2, 5, 6, 7), {"kernel": (2, 3, 2), "stride": (2, 1, 2)}),
 ])
-def test_max_pooling_gradient_with_onednn_matches_numpy(shape, params, monkeypatch):
+def test_max_pooling_and_its_gradient_with_onednn_match_numpy(shape, params, monkeypatch):
     x = np.maximum(np.random.default_rng(2).standard_normal(shape), 0)  # ties at zero, as
     x = dagnet.nd.array(x.astype(np.float32))                            # after a ReLU
     x.attach_grad()
-    grads = []
+    outputs, grads = [], []
     for onednn in (True, False):
         with dagnet.config.set(cpu_onednn=onednn), dagnet.autograd.record():
             y = dagnet.nd.Pooling(x, pool_type="max", **params)
         y.backward(dagnet.nd.cos(y))
+        outputs.append(y.asnumpy())
         grads.append(x.grad.asnumpy())
+    np.testing.assert_array_equal(*outputs)
     np.testing.assert_array_equal(*grads)
 
 
@@ -158,7 +160,8 @@ def no_onednn_calls(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("oneDNN was called")
 
-    for name in ("conv_forward", "conv_grad_data", "conv_grad_weight", "max_pool_grad"):
+    for name in ("conv_forward", "conv_grad_data", "conv_grad_weight", "max_pool",
+                 "max_pool_grad"):
         monkeypatch.setattr(_onednn, name, refuse)
 
 

@@ -16,6 +16,7 @@ from dagnet.operator import (
     Field,
     Gradient,
     Op,
+    OpReqType,
     Params,
     Shape,
     assign,
@@ -150,8 +151,14 @@ def _forward(attrs, ctx, inputs, req, outputs):
     last = channel_last(attrs.layout)
     if last:
         x = to_channel_first(xp, x)
-    cols, (kernel, stride, pad, out, _) = _windows(xp, attrs, x)
     kind = attrs.pool_type
+    if kind == "max":
+        direct = outputs[0] if req[0] is OpReqType.WRITE and not last else None
+        y = _max_forward_onednn(xp, x, *_geometry(attrs, x.shape), direct)
+        if y is not None:
+            assign(outputs[0], req[0], to_channel_last(xp, y) if last else y)
+            return
+    cols, (kernel, stride, pad, out, _) = _windows(xp, attrs, x)
     if kind == "lp":
         p = _lp(attrs)
         total = (cols ** p).sum(axis=tuple(range(-len(kernel), 0)))
@@ -194,17 +201,38 @@ def _max_backward(xp, taps, y, dy, padded, stride):
     return grad
 
 
-def _max_backward_onednn(xp, x, dy, kernel, stride, pad):
-    """Max pooling's gradient from oneDNN for float32 arrays on numpy when it is installed
-    and switched on (see ``_onednn``); None otherwise, or where it has no kernel."""
-    lib = _onednn.library() if xp is np and x.dtype == dy.dtype == np.float32 else None
+# oneDNN runs max pooling and its gradient for float32 arrays on numpy when it is installed
+# and switched on (see ``_onednn``); these return None otherwise, or where it has no kernel.
+def _onednn_library(xp, *arrays):
+    if xp is np and all(a.dtype == np.float32 for a in arrays):
+        return _onednn.library()
+    return None
+
+
+def _pad_after(x_shape, y_shape, kernel, stride, pad):
+    """Where the last window ends, past the data (the padding after it) or short of its end."""
+    return tuple((n - 1) * s + k - size - p
+                 for n, s, k, size, p in zip(y_shape[2:], stride, kernel, x_shape[2:], pad))
+
+
+def _max_forward_onednn(xp, x, kernel, stride, pad, out_sizes, out):
+    lib = _onednn_library(xp, x)
     if lib is None:
         return None
-    # where the last window ends, past the data (the padding after it) or short of its end
-    pad_after = tuple((n - 1) * s + k - size - p
-                      for n, s, k, size, p in zip(dy.shape[2:], stride, kernel, x.shape[2:], pad))
+    y_shape = (*x.shape[:2], *out_sizes)
+    return _onednn.max_pool(lib, np.ascontiguousarray(x), y_shape, kernel, stride, pad,
+                            _pad_after(x.shape, y_shape, kernel, stride, pad),
+                            threads_for(xp), out)
+
+
+def _max_backward_onednn(xp, x, dy, kernel, stride, pad):
+    lib = _onednn_library(xp, x, dy)
+    if lib is None:
+        return None
     return _onednn.max_pool_grad(lib, np.ascontiguousarray(x), np.ascontiguousarray(dy),
-                                 kernel, stride, pad, pad_after, threads_for(xp))
+                                 kernel, stride, pad,
+                                 _pad_after(x.shape, dy.shape, kernel, stride, pad),
+                                 threads_for(xp))
 
 
 def _backward(attrs, ctx, inputs, req, outputs):

@@ -1,5 +1,5 @@
-"""oneDNN's CPU kernels for dagnet's layers (convolution, max pooling's gradient), called
-through ctypes.
+"""oneDNN's CPU kernels for dagnet's layers (convolution, max pooling and its gradient),
+called through ctypes.
 
 Used when the ``onednn-cpu-gomp`` wheel is installed (``libdnnl.so.3`` in the
 environment's ``lib``) and ``config cpu_onednn`` is on (``DAGNET_CPU_ONEDNN=0`` turns it
@@ -14,10 +14,10 @@ from dagnet import config
 
 from ._convolution import conv_forward, conv_grad_data, conv_grad_weight
 from ._library import DISTRIBUTION, Library, OneDNNError, failure, load
-from ._pooling import max_pool_grad
+from ._pooling import max_pool, max_pool_grad
 
 __all__ = ["library", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
-           "conv_forward", "conv_grad_data", "conv_grad_weight", "max_pool_grad"]
+           "conv_forward", "conv_grad_data", "conv_grad_weight", "max_pool", "max_pool_grad"]
 
 
 def library() -> Library | None:

@@ -1,9 +1,10 @@
-"""Max pooling's gradient through oneDNN.
+"""Max pooling and its gradient through oneDNN.
 
-oneDNN's max pooling backward reads a workspace (where each window's maximum was) that
-its forward pass writes; dagnet's ``_backward_Pooling`` has the data and the output but
-no workspace, so it runs oneDNN's forward again for it (one pass of the data) and then
-the backward.  Both primitives work on the plain NCHW arrays.
+The forward runs oneDNN's inference kernel (no workspace).  oneDNN's max pooling
+backward reads a workspace (where each window's maximum was) that its training forward
+writes; dagnet's ``_backward_Pooling`` has the data and the output but no workspace, so
+it runs oneDNN's training forward again for it (one pass of the data) and then the
+backward.  The primitives work on the plain NCHW arrays.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import numpy as np
 from ._library import DIMS, Library, OneDNNError, log
 from ._primitive import Argument, Kernel, MemoryDesc, scratchpad_attr
 
-__all__ = ["PoolProblem", "max_pool_grad"]
+__all__ = ["PoolProblem", "max_pool", "max_pool_grad"]
 
 _FORWARD_TRAINING = 64
+_FORWARD_INFERENCE = 96
 _POOLING_MAX = 0x1FF
 _CACHE_SIZE = 64
 
@@ -37,17 +39,48 @@ class PoolProblem(NamedTuple):
     pad_after: tuple[int, ...]
 
 
+def _geometry(p: PoolProblem) -> tuple:
+    """oneDNN's strides, kernel, dilation (none), padding before and after."""
+    return (DIMS(*p.stride), DIMS(*p.kernel), DIMS(*(0 for _ in p.kernel)),
+            DIMS(*p.pad), DIMS(*p.pad_after))
+
+
+def _forward_pd(lib, prop, x, y, geometry, attr):
+    pd = ctypes.c_void_p()
+    lib.check(lib.dll.dnnl_pooling_forward_primitive_desc_create(
+        ctypes.byref(pd), lib.engine, prop, _POOLING_MAX, x.handle, y.handle,
+        *geometry, attr), "max pooling forward descriptor")
+    return pd
+
+
+class _MaxPool:
+    """The inference forward kernel of one problem."""
+
+    def __init__(self, lib: Library, p: PoolProblem):
+        x, y = MemoryDesc(lib, p.x_shape), MemoryDesc(lib, p.y_shape)
+        attr = scratchpad_attr(lib)
+        try:
+            pd = _forward_pd(lib, _FORWARD_INFERENCE, x, y, _geometry(p), attr)
+        finally:
+            lib.dll.dnnl_primitive_attr_destroy(attr)
+        self.forward = Kernel(lib, pd, [Argument("src", p.x_shape),
+                                        Argument("dst", p.y_shape, output=True)],
+                              "max pooling forward")
+
+    def run(self, x, y, threads):
+        self.forward.run({"src": x, "dst": y}, threads)
+
+
 class _MaxPoolGrad:
     """The forward (for the workspace) and backward kernels of one problem."""
 
     def __init__(self, lib: Library, p: PoolProblem):
         x, y = MemoryDesc(lib, p.x_shape), MemoryDesc(lib, p.y_shape)
-        geometry = (DIMS(*p.stride), DIMS(*p.kernel), DIMS(*(0 for _ in p.kernel)),
-                    DIMS(*p.pad), DIMS(*p.pad_after))
+        geometry = _geometry(p)
         attr = scratchpad_attr(lib)
         try:
-            forward = self._forward_pd(lib, x, y, geometry, attr)
-            hint = self._forward_pd(lib, x, y, geometry, attr)
+            forward = _forward_pd(lib, _FORWARD_TRAINING, x, y, geometry, attr)
+            hint = _forward_pd(lib, _FORWARD_TRAINING, x, y, geometry, attr)
             try:
                 backward = ctypes.c_void_p()
                 lib.check(lib.dll.dnnl_pooling_backward_primitive_desc_create(
@@ -64,14 +97,6 @@ class _MaxPoolGrad:
             Argument("diff_dst", p.y_shape), Argument("workspace", None),
             Argument("diff_src", p.x_shape, output=True)], "max pooling backward")
 
-    @staticmethod
-    def _forward_pd(lib, x, y, geometry, attr):
-        pd = ctypes.c_void_p()
-        lib.check(lib.dll.dnnl_pooling_forward_primitive_desc_create(
-            ctypes.byref(pd), lib.engine, _FORWARD_TRAINING, _POOLING_MAX, x.handle, y.handle,
-            *geometry, attr), "max pooling forward descriptor")
-        return pd
-
     def run(self, x, dy, dx, threads):
         workspace = np.empty(self.forward.nbytes("workspace"), np.uint8)
         y = np.empty(dy.shape, np.float32)  # the forward's output again, unused
@@ -79,20 +104,23 @@ class _MaxPoolGrad:
         self.backward.run({"diff_dst": dy, "workspace": workspace, "diff_src": dx}, threads)
 
 
-_cache: OrderedDict[tuple[PoolProblem, int], _MaxPoolGrad | None] = OrderedDict()
+_cache: OrderedDict[tuple[type, PoolProblem, int], _MaxPool | _MaxPoolGrad | None] = \
+    OrderedDict()
 _cache_lock = threading.Lock()
 
 
 
-def _kernels_for(lib: Library, problem: PoolProblem, threads: int) -> _MaxPoolGrad | None:
-    key = (problem, threads)  # made per thread count, as convolution's (Library.use_threads)
+def _kernels_for(lib: Library, kind: type, problem: PoolProblem, threads: int):
+    """The cached ``kind`` (:class:`_MaxPool` or :class:`_MaxPoolGrad`) of ``problem``, or
+    None where oneDNN has none."""
+    key = (kind, problem, threads)  # made per thread count, as convolution's (use_threads)
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
     lib.use_threads(threads)
     try:
-        kernels = _MaxPoolGrad(lib, problem)
+        kernels = kind(lib, problem)
     except OneDNNError as exc:
         log.debug("oneDNN has no max pooling kernel for %s, numpy's is used: %s", problem, exc)
         kernels = None
@@ -111,9 +139,26 @@ def max_pool_grad(lib, x, dy, kernel, stride, pad, pad_after, threads):
         return None
     problem = PoolProblem(tuple(x.shape), tuple(dy.shape), tuple(kernel), tuple(stride),
                           tuple(pad), tuple(pad_after))
-    kernels = _kernels_for(lib, problem, threads)
+    kernels = _kernels_for(lib, _MaxPoolGrad, problem, threads)
     if kernels is None:
         return None
     dx = np.empty(x.shape, np.float32)
     kernels.run(x, dy, dx, threads)
     return dx
+
+
+def max_pool(lib, x, y_shape, kernel, stride, pad, pad_after, threads, out=None):
+    """Max pooling of ``x`` ``(N, C, *S)`` (float32, C order) into ``y_shape``, written into
+    ``out`` when it fits (float32, C order); None when oneDNN has no kernel for it."""
+    if not x.size:
+        return None
+    problem = PoolProblem(tuple(x.shape), tuple(y_shape), tuple(kernel), tuple(stride),
+                          tuple(pad), tuple(pad_after))
+    kernels = _kernels_for(lib, _MaxPool, problem, threads)
+    if kernels is None:
+        return None
+    fits = out is not None and out.shape == tuple(y_shape) and out.dtype == np.float32 and \
+        out.flags.c_contiguous
+    y = out if fits else np.empty(y_shape, np.float32)
+    kernels.run(x, y, threads)
+    return y
