@@ -263,10 +263,10 @@ def _backward(attrs, ctx, inputs, req, outputs):
 
 
 # -- the compiled kernels (numba, see ._jit) -------------------------------------------------
-# Forward, three trips through memory (the sums, the centered squares, the output), and
-# backward two (the gradient's sums, the data gradient), where numpy's passes take several
-# each.  Rows of the (outer, C, inner) view are shared out over the kernel threads when
-# the data is large enough to pay for the hand-off.
+# Forward, two trips through memory (the moments, the output), and backward two (the
+# gradient's sums, the data gradient), where numpy's passes take several each.  Rows of the
+# (outer, C, inner) view are shared out over the kernel threads when the data is large
+# enough to pay for the hand-off.
 _JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _JIT_PARALLEL_MIN = 1 << 16  # values
 
@@ -306,12 +306,12 @@ def _values(per_channel, dtype):
 def _forward_jit(jit, attrs, ctx, x3, params, req, outputs, count):
     gamma, beta, moving_mean, moving_var = params
     dtype, channels = x3.dtype, x3.shape[1]
-    zero, spans = dtype.type(0), _row_spans(x3)
+    spans = _row_spans(x3)
     if _uses_batch_stats(attrs, ctx):
-        (sums,) = _channel_totals(jit.channel_sums, spans, channels, 1, x3, zero)
-        mean = (sums / count).astype(dtype)
-        (squares,) = _channel_totals(jit.centered_squares, spans, channels, 1, x3, mean, zero)
-        var = (squares / count).astype(dtype)
+        sums, between, within = _channel_totals(jit.channel_moments, spans, channels, 3, x3)
+        mean64 = sums / count
+        var = ((within + between - count * mean64 * mean64) / count).clip(0).astype(dtype)
+        mean = mean64.astype(dtype)
         moving_mean[...] = moving_mean * attrs.momentum + mean * (1 - attrs.momentum)
         moving_var[...] = moving_var * attrs.momentum + var * (1 - attrs.momentum)
     else:

@@ -12,10 +12,10 @@ is a zero of the data's type (it fixes the block sums' type).
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-__all__ = ["BLOCK", "channel_sums", "centered_squares", "gradient_sums", "normalize",
-           "input_gradient"]
+__all__ = ["BLOCK", "channel_moments", "gradient_sums", "normalize", "input_gradient"]
 
 BLOCK = 256
 # reassociation lets the block sums vectorize and contraction fuses multiply-adds; NaN
@@ -25,9 +25,16 @@ _jit = njit(nogil=True, cache=True, fastmath=_FAST)
 
 
 @_jit
-def channel_sums(x3, zero, r0, r1, sums):
-    """``sums[c] += x[n, c, :].sum()`` for the rows in ``[r0, r1)``."""
+def channel_moments(x3, r0, r1, sums, between, within):
+    """Per-channel moments of the rows in ``[r0, r1)``, one trip through memory: each row
+    is summed, then its squared deviations from its own mean summed while it is in cache.
+    ``sums[c] += row.sum()``, ``between[c] += row.sum() * row.mean()`` and
+    ``within[c] += ((row - m) ** 2).sum() - n * (row.mean() - m) ** 2``, ``m`` the row's
+    mean rounded to the data's type; so ``sum((x - mean) ** 2) = within + between -
+    count * mean ** 2`` per channel."""
     channels, inner = x3.shape[1], x3.shape[2]
+    cast = np.zeros_like(x3[0, 0, :1])  # rounds to the data's type
+    zero = cast[0]
     for r in range(r0, r1):
         c = r % channels
         row = x3[r // channels, c]
@@ -37,24 +44,19 @@ def channel_sums(x3, zero, r0, r1, sums):
             for i in range(block.shape[0]):
                 part += block[i]
             total += part
-        sums[c] += total
-
-
-@_jit
-def centered_squares(x3, mean, zero, r0, r1, sums):
-    """``sums[c] += ((x[n, c, :] - mean[c]) ** 2).sum()`` for the rows in ``[r0, r1)``."""
-    channels, inner = x3.shape[1], x3.shape[2]
-    for r in range(r0, r1):
-        c = r % channels
-        row, m = x3[r // channels, c], mean[c]
-        total = 0.0
+        mean = total / inner
+        cast[0] = mean
+        m = cast[0]
+        squares = 0.0
         for start in range(0, inner, BLOCK):
             block, part = row[start:start + BLOCK], zero
             for i in range(block.shape[0]):
                 d = block[i] - m
                 part += d * d
-            total += part
+            squares += part
         sums[c] += total
+        between[c] += total * mean
+        within[c] += squares - inner * (mean - m) * (mean - m)
 
 
 @_jit
