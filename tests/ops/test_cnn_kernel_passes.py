@@ -14,6 +14,7 @@ import pytest
 
 import dagnet
 from dagnet.operator import OpReqType
+from dagnet_ops import _threads
 from dagnet_ops.nn import _im2col, _jit, batch_norm, convolution, pooling
 
 W = OpReqType.WRITE
@@ -254,7 +255,7 @@ def test_activation_in_pieces_over_threads_matches_one_pass(act_type):
 
     attrs = activation.ActivationParam.parse("Activation", {"act_type": act_type})
     rs = np.random.RandomState(0)
-    x = rs.standard_normal(3 * activation._PIECE + 7).astype(np.float32)
+    x = rs.standard_normal(3 * _threads.PIECE + 7).astype(np.float32)
     dy = rs.standard_normal(x.shape).astype(np.float32)
     results = []
     for threads in (1, 3):
@@ -271,6 +272,28 @@ def test_activation_in_pieces_over_threads_matches_one_pass(act_type):
     np.testing.assert_allclose(results[1][0], want, rtol=1e-6)
     np.testing.assert_array_equal(results[0][0], results[1][0])
     np.testing.assert_array_equal(results[0][1], results[1][1])
+
+
+@pytest.mark.parametrize("op_name", ["elemwise_add", "elemwise_sub"])
+def test_residual_add_in_pieces_over_threads_matches_one_pass(op_name):
+    from dagnet.operator import get_op
+
+    forward, backward = get_op(op_name), get_op(f"_backward_{op_name}")
+    rs = np.random.RandomState(0)
+    a, b, dy = (rs.standard_normal((3, _threads.PIECE + 5)).astype(np.float32) for _ in range(3))
+    for threads in (1, 3):
+        with dagnet.config.set(cpu_kernel_threads=threads):
+            y = np.empty_like(a)
+            forward.kernel_for("cpu")(None, _Ctx(True), [a, b], [W], [y])
+            np.testing.assert_array_equal(y, a + b if op_name == "elemwise_add" else a - b)
+            inplace = a.copy()  # the output over the first input, as the executor may plan it
+            forward.kernel_for("cpu")(None, _Ctx(True), [inplace, b], [OpReqType.INPLACE],
+                                      [inplace])
+            np.testing.assert_array_equal(inplace, y)
+            grads = [np.empty_like(a), np.ones_like(a)]
+            backward.kernel_for("cpu")(None, _Ctx(True), [dy], [W, OpReqType.ADD], grads)
+            np.testing.assert_array_equal(grads[0], dy)
+            np.testing.assert_array_equal(grads[1], 1 + (dy if op_name == "elemwise_add" else -dy))
 
 
 def test_same_pooling_gives_one_window_per_stride_step():

@@ -5,20 +5,19 @@ functions numpy and cupy spell differently."""
 from __future__ import annotations
 
 import math
-import os
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from dagnet import ShapeError, config
+from dagnet import ShapeError
 from dagnet.operator import merge_dtype, merge_shape
+
+from .._threads import each, pieces, sample_spans, threads_for
 
 __all__ = [
     "known", "set_shape", "spatial", "erf", "scatter_add", "data_type", "reduce_to",
-    "threads_for", "each", "sample_spans", "channel_last", "to_channel_first",
+    "threads_for", "each", "sample_spans", "pieces", "channel_last", "to_channel_first",
     "to_channel_last", "layout_shape", "times_transposed", "transposed_product_pays",
 ]
 
@@ -119,54 +118,6 @@ def data_type(label_inputs: Sequence[int] = ()) -> Any:
         return new_ins, [merged] * len(outs)
 
     return infer
-
-
-# -- kernel threads ------------------------------------------------------------------------------
-# A kernel may split its work over ``config cpu_kernel_threads`` threads: numpy's ufuncs and
-# copies and BLAS release the GIL, and each thread takes whole pieces, so no thread waits
-# on another in the middle of a product (as BLAS's own threads do, spinning).
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _forget_pool() -> None:
-    # A forked child has none of the pool's threads: work handed to them would never run.
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
-
-
-os.register_at_fork(after_in_child=_forget_pool)
-
-
-def threads_for(xp: Any) -> int:
-    """The threads a kernel on ``xp`` may use now: ``config cpu_kernel_threads`` on numpy,
-    one elsewhere (a GPU queues its own work)."""
-    return config.get("cpu_kernel_threads") if getattr(xp, "__name__", "") == "numpy" else 1
-
-
-def each(work: Callable[[Any], Any], items: Sequence, threads: int) -> list:
-    """``[work(item) for item in items]``, over up to ``threads`` threads (the calling one
-    included); an exception in any piece is raised here."""
-    if threads <= 1 or len(items) <= 1:
-        return [work(item) for item in items]
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool._max_workers < threads - 1:
-            _pool = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="dagnet-kernel")
-        pool = _pool
-    if len(items) > threads:  # hand out runs of items, one run per thread
-        runs = [items[i::threads] for i in range(threads)]
-        return [r for run_result in each(lambda run: [work(i) for i in run], runs, threads)
-                for r in run_result]
-    futures = [pool.submit(work, item) for item in items[1:]]
-    first = work(items[0])
-    return [first] + [f.result() for f in futures]
-
-
-def sample_spans(n: int, threads: int) -> list[tuple[int, int]]:
-    """``range(n)`` cut into at most ``threads`` runs ``(start, stop)`` of nearly equal length."""
-    step = -(-n // max(1, threads))
-    return [(a, min(a + step, n)) for a in range(0, n, max(1, step))]
 
 
 # OpenBLAS multiplies a few rows by a large transposed weight, X W^T, about twice as

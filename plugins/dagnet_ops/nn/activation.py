@@ -25,7 +25,7 @@ from dagnet.operator import (
 from dagnet.resource import ResourceRequest
 
 from .._draw import Draw
-from ._common import each, erf, reduce_to, sample_spans, set_shape, threads_for
+from ._common import each, erf, pieces, reduce_to, set_shape
 from ._second_order import activation_backward_gradient, leaky_relu_backward_gradient
 
 __all__ = ["OPS"]
@@ -57,30 +57,14 @@ class ActivationParam(Params):
     act_type = Field(str, REQUIRED, "the activation function", choices=sorted(_ACTIVATIONS))
 
 
-# Large arrays are cut into pieces shared out over config cpu_kernel_threads threads.
-_PIECE = 1 << 18
-
-
-def _pieces(xp, *arrays):
-    """Flat views of equally shaped C-contiguous ``arrays`` cut into pieces for the kernel
-    threads: ``(pieces, threads)``; one whole piece when threads are 1 or the arrays small
-    or not contiguous."""
-    threads = threads_for(xp)
-    size = arrays[0].size
-    if threads <= 1 or size < 2 * _PIECE or not all(a.flags.c_contiguous for a in arrays):
-        return [tuple(arrays)], 1
-    flat = [a.reshape(-1) for a in arrays]
-    return [tuple(f[a:b] for f in flat) for a, b in sample_spans(size, threads)], threads
-
-
 def _activation_forward(attrs, ctx, inputs, req, outputs):
     xp, out, r = ctx.xp, outputs[0], req[0]
     if r is OpReqType.NULL:
         return
     target = xp.empty_like(out) if r is OpReqType.ADD else out
     function = _ACTIVATIONS[attrs.act_type][0]
-    pieces, threads = _pieces(xp, inputs[0], target)
-    each(lambda p: function(xp, p[0], p[1]), pieces, threads)
+    parts, threads = pieces(xp, inputs[0], target)
+    each(lambda p: function(xp, p[0], p[1]), parts, threads)
     if r is OpReqType.ADD:
         out += target
 
@@ -93,8 +77,8 @@ def _activation_backward(attrs, ctx, inputs, req, outputs):
     if r is OpReqType.ADD:
         out += dy * derivative(xp, y)
         return
-    pieces, threads = _pieces(xp, dy, y, out)
-    each(lambda p: xp.multiply(p[0], derivative(xp, p[1]), out=p[2]), pieces, threads)
+    parts, threads = pieces(xp, dy, y, out)
+    each(lambda p: xp.multiply(p[0], derivative(xp, p[1]), out=p[2]), parts, threads)
 
 
 def _activation_sample(draw):

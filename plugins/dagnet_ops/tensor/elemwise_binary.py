@@ -37,6 +37,7 @@ from dagnet.operator import (
     merge_shape,
 )
 
+from .._threads import each, pieces
 from . import _sampling as S
 from . import _second_order as second_order
 from ._common import (
@@ -193,6 +194,17 @@ class BroadcastParam(NoParams):
         return cls()
 
 
+def _pass_on(xp: Any, g: Any, req: OpReqType, out: Any) -> None:
+    """The gradient through a derivative of one (add's, sub's lhs): the head gradient as it
+    is, one copy into ``out`` (over the kernel threads when large) instead of a product and
+    a copy."""
+    if req is OpReqType.ADD or g.shape != out.shape or g.dtype != out.dtype:
+        put(out, req, reduce_to(xp, g, out.shape))
+    elif g is not out:
+        parts, threads = pieces(xp, g, out)
+        each(lambda p: xp.copyto(p[1], p[0]), parts, threads)
+
+
 def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) -> list[Op]:
     """The forward record and its backward for one flavour of ``fn``."""
 
@@ -205,7 +217,9 @@ def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) ->
         if (ufunc is not None and mode in writes and dtype.kind == "f"
                 and (lhs.dtype is dtype or lhs.dtype == dtype)
                 and (rhs.dtype is dtype or rhs.dtype == dtype)):
-            getattr(ctx.xp, ufunc)(lhs, rhs, out=out)
+            function = getattr(ctx.xp, ufunc)
+            parts, threads = pieces(ctx.xp, lhs, rhs, out)  # large arrays over kernel threads
+            each(lambda p: function(p[0], p[1], out=p[2]), parts, threads)
         else:
             put(out, mode, fn.forward(ctx.xp, lhs, rhs))
 
@@ -240,10 +254,10 @@ def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) ->
         for i, partial in enumerate((fn.d_lhs, fn.d_rhs)):
             if req[i] is not OpReqType.NULL:
                 d = partial(xp, a, b)
-                # a derivative of one passes the head gradient on as it is (add's, sub's
-                # lhs): one copy into the output instead of a product and a copy
-                grad = g if isinstance(d, int) and d == 1 else g * d
-                put(outputs[i], req[i], reduce_to(xp, grad, outputs[i].shape))
+                if isinstance(d, int) and d == 1:
+                    _pass_on(xp, g, req[i], outputs[i])
+                else:
+                    put(outputs[i], req[i], reduce_to(xp, g * d, outputs[i].shape))
 
     flavour = ("Broadcasting (numpy rules; each gradient is summed back to its operand's shape)."
                if broadcast else "Both operands must have the same shape (see broadcast_* "
