@@ -126,8 +126,8 @@ def test_batch_norm_compiled_passes_match_numpys(dtype):
 
 
 def test_batch_norm_falls_back_to_numpy_without_numba(monkeypatch):
-    monkeypatch.setattr(_jit, "_module", None)
-    monkeypatch.setattr(_jit, "_failure", None)
+    monkeypatch.setattr(_jit._loaded, "_value", None)  # not imported yet
+    monkeypatch.setattr(_jit._loaded, "failure", None)
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
     monkeypatch.delitem(sys.modules, "dagnet_ops.nn._jit._batch_norm", raising=False)
     assert _jit.kernels() is None

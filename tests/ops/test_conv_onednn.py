@@ -198,8 +198,8 @@ def test_other_dtypes_run_numpy_kernels(no_onednn_calls):
 
 def test_absent_library_falls_back_with_the_reason_logged(monkeypatch, tmp_path, caplog,
                                                          no_onednn_calls):
-    monkeypatch.setattr(_library, "_library", None)
-    monkeypatch.setattr(_library, "_failure", None)
+    monkeypatch.setattr(_library._loaded, "_value", None)  # not loaded yet
+    monkeypatch.setattr(_library._loaded, "failure", None)
     monkeypatch.setattr(_library, "_candidate_paths", lambda: [tmp_path / "libdnnl.so.3"])
     with caplog.at_level(logging.DEBUG, logger="dagnet_ops.nn.onednn"):
         assert _onednn.library() is None

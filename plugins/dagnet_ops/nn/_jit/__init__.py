@@ -14,32 +14,19 @@ from __future__ import annotations
 
 import importlib
 import logging
-import threading
 from types import ModuleType
 
 from dagnet import config
+
+from ..._load_once import LoadOnce
 
 __all__ = ["kernels", "unavailable_reason"]
 
 log = logging.getLogger("dagnet_ops.nn.jit")
 
-_lock = threading.Lock()
-_module: ModuleType | None = None
-_failure: str | None = None
-
-
-def _load() -> ModuleType | None:
-    global _module, _failure
-    if _module is not None or _failure is not None:
-        return _module
-    with _lock:
-        if _module is None and _failure is None:
-            try:
-                _module = importlib.import_module(f"{__name__}._batch_norm")
-            except Exception as exc:  # numba absent, or too old or new for this numpy
-                _failure = f"{type(exc).__name__}: {exc}"
-                log.debug("numba kernels off, numpy kernels used instead: %s", _failure)
-    return _module
+# numba absent, or too old or new for this numpy: any error of the import
+_loaded = LoadOnce(lambda: importlib.import_module(f"{__name__}._batch_norm"), (Exception,),
+                   "numba kernels", log)
 
 
 def kernels() -> ModuleType | None:
@@ -47,7 +34,7 @@ def kernels() -> ModuleType | None:
     else None."""
     if not config.get("cpu_jit"):
         return None
-    return _load()
+    return _loaded.get()
 
 
 def unavailable_reason() -> str | None:
@@ -55,5 +42,5 @@ def unavailable_reason() -> str | None:
     not."""
     if not config.get("cpu_jit"):
         return "switched off (config cpu_jit / DAGNET_CPU_JIT)"
-    _load()
-    return _failure
+    _loaded.get()
+    return _loaded.failure

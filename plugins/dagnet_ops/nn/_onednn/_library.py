@@ -19,6 +19,8 @@ from pathlib import Path
 
 from dagnet import DagnetError
 
+from ..._load_once import LoadOnce
+
 __all__ = ["OneDNNError", "Library", "load", "failure", "DISTRIBUTION", "DIMS", "ExecArg", "log"]
 
 log = logging.getLogger("dagnet_ops.nn.onednn")
@@ -168,30 +170,15 @@ def _openmp_thread_setter():
     return setter
 
 
-_lock = threading.Lock()
-_library: Library | None = None
-_failure: str | None = None
-
-
 def load() -> Library | None:
     """The library, loaded on first use; None (with the reason logged at debug level and
     kept by :func:`failure`) when it is not installed or does not load."""
-    global _library, _failure
-    if _library is not None or _failure is not None:
-        return _library
-    with _lock:
-        if _library is None and _failure is None:
-            try:
-                _library = _open()
-            except (OSError, AttributeError, OneDNNError) as exc:
-                _failure = f"{type(exc).__name__}: {exc}"
-                log.debug("oneDNN kernels off, numpy kernels used instead: %s", _failure)
-    return _library
+    return _loaded.get()
 
 
 def failure() -> str | None:
     """Why the library did not load (None if it loaded or was not tried yet)."""
-    return _failure
+    return _loaded.failure
 
 
 def _open() -> Library:
@@ -209,16 +196,16 @@ def _open() -> Library:
                   f"(install it with: pip install {DISTRIBUTION})")
 
 
+_loaded = LoadOnce(_open, (OSError, AttributeError, OneDNNError), "oneDNN kernels",
+                   log)
+
+
 def _after_fork_in_child() -> None:
     # GNU OpenMP's thread pool does not survive fork (a child's parallel region can wait for
     # the parent's threads forever), nor do locks other threads held: a forked child of a
     # process that loaded oneDNN runs numpy's kernels.
-    global _library, _failure, _lock
-    _lock = threading.Lock()
-    if _library is not None:
-        _library = None
-        _failure = ("this process was forked from one that had loaded oneDNN, and GNU "
-                    "OpenMP does not survive fork")
+    _loaded.after_fork("this process was forked from one that had loaded oneDNN, and GNU "
+                       "OpenMP does not survive fork")
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
