@@ -125,6 +125,28 @@ def test_batch_norm_compiled_passes_match_numpys(dtype):
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize("path", [p for p in KERNEL_PATHS if p.id in ("numpy-whole", "jit")])
+def test_batch_norm_of_empty_data_and_of_nan(path):
+    attrs = batch_norm.BatchNormParam.parse("BatchNorm", {"fix_gamma": False})
+    with dagnet.config.set(cpu_jit=path[0] == "jit"):
+        x = np.empty((0, 3, 4), np.float32)
+        outs = [np.empty_like(x), np.empty(3, np.float32), np.empty(3, np.float32)]
+        batch_norm._forward(attrs, _Ctx(True), [x] + _bn_inputs((1, 3), 1)[1:], [W] * 3, outs)
+        # a NaN spoils its own channel's statistics and gradients, not the others'
+        x, gamma, beta, mm, mv = _bn_inputs((2, 3, 5), 1)
+        x[1, 0, 2] = np.nan
+        outs = [np.empty_like(x), np.empty(3, np.float32), np.empty(3, np.float32)]
+        batch_norm._forward(attrs, _Ctx(True), [x, gamma, beta, mm, mv], [W] * 3, outs)
+        dy = np.ones_like(x)
+        grads = [np.empty_like(x), np.empty(3, np.float32), np.empty(3, np.float32)]
+        batch_norm._backward(attrs, _Ctx(True), [dy, x, gamma, beta, mm, mv] + outs, [W] * 3,
+                             grads)
+    assert np.isnan(outs[1][0]) and np.isfinite(outs[1][1:]).all()
+    assert np.isnan(outs[0][:, 0]).all() and np.isfinite(outs[0][:, 1:]).all()
+    assert np.isnan(grads[0][:, 0]).all() and np.isfinite(grads[0][:, 1:]).all()
+    assert np.isfinite(grads[2]).all()  # beta's gradient sums dy alone
+
+
 def test_batch_norm_falls_back_to_numpy_without_numba(monkeypatch):
     monkeypatch.setattr(_jit._loaded, "_value", None)  # not imported yet
     monkeypatch.setattr(_jit._loaded, "failure", None)

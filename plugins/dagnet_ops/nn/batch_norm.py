@@ -273,8 +273,9 @@ _JIT_PARALLEL_MIN = 1 << 16  # values
 
 def _jit_kernels(xp, *arrays):
     """The compiled kernels when they apply to ``arrays`` (numpy, float32 or float64,
-    C-contiguous) and are on, else None."""
-    if getattr(xp, "__name__", "") != "numpy" or arrays[0].dtype not in _JIT_DTYPES:
+    C-contiguous, not empty) and are on, else None."""
+    if getattr(xp, "__name__", "") != "numpy" or arrays[0].dtype not in _JIT_DTYPES or \
+            not arrays[0].size:
         return None
     if not all(a.flags.c_contiguous and a.dtype == arrays[0].dtype for a in arrays):
         return None
@@ -284,7 +285,7 @@ def _jit_kernels(xp, *arrays):
 def _row_spans(x3):
     rows = x3.shape[0] * x3.shape[1]
     threads = threads_for(np) if x3.size >= _JIT_PARALLEL_MIN else 1
-    return sample_spans(rows, threads) or [(0, 0)]
+    return sample_spans(rows, threads)
 
 
 def _channel_totals(kernel, spans, channels, accumulators, *inputs):
@@ -332,8 +333,7 @@ def _backward_jit(jit, attrs, x3, dy3, gamma, mean, invstd, batch_stats, req, ou
     dtype, channels = x3.dtype, x3.shape[1]
     spans = _row_spans(x3)
     mean_x = _values(mean, dtype)
-    dbeta, dyx = _channel_totals(jit.gradient_sums, spans, channels, 2, dy3, x3, mean_x,
-                                 dtype.type(0))
+    dbeta, dyx = _channel_totals(jit.gradient_sums, spans, channels, 2, dy3, x3, mean_x)
     dgamma = dyx * invstd  # sum(dy * xhat)
     scale = invstd if attrs.fix_gamma else invstd * gamma
     if req[0] is not OpReqType.NULL:

@@ -5,9 +5,8 @@ Each kernel walks the rows ``r0 <= r < r1`` of the data seen as ``outer * C`` ro
 share rows out over threads; the kernels release the GIL.  Sums over a row are taken in
 the data's type in blocks of :data:`BLOCK` values (slices: the compiler vectorizes a
 loop over a slice, not one over an index range with a computed end) and the blocks added
-in float64, into per-channel accumulators the caller gives (one set
-per thread, added up afterwards).  Arrays are C-contiguous float32 or float64; ``zero``
-is a zero of the data's type (it fixes the block sums' type).
+in float64, into per-channel accumulators the caller gives (one set per thread, added up
+afterwards).  Arrays are C-contiguous float32 or float64, and not empty.
 """
 
 from __future__ import annotations
@@ -60,11 +59,12 @@ def channel_moments(x3, r0, r1, sums, between, within):
 
 
 @_jit
-def gradient_sums(dy3, x3, mean, zero, r0, r1, dy_sums, dyx_sums):
+def gradient_sums(dy3, x3, mean, r0, r1, dy_sums, dyx_sums):
     """``dy_sums[c] += dy[n, c, :].sum()`` and
     ``dyx_sums[c] += (dy[n, c, :] * (x[n, c, :] - mean[c])).sum()`` for the rows in
     ``[r0, r1)``."""
     channels, inner = x3.shape[1], x3.shape[2]
+    zero = np.zeros_like(mean[:1])[0]  # the block sums' type: the data's
     for r in range(r0, r1):
         n, c = r // channels, r % channels
         g, row, m = dy3[n, c], x3[n, c], mean[c]
