@@ -1,4 +1,4 @@
-"""mx.sym.contrib / linalg / image / op / _internal name operators as MXNet does."""
+"""mx.sym and mx.nd contrib / linalg / image / op / _internal name operators as MXNet does."""
 
 from __future__ import annotations
 
@@ -24,3 +24,12 @@ def test_op_and_internal_hold_every_operator():
 def test_unknown_name_in_a_namespace_is_a_clear_error():
     with pytest.raises(mx.MXNetError, match="_contrib_no_such_op"):
         getattr(mx.sym.contrib, "no_such_op")  # noqa: B009 - the lookup is the test
+
+
+@pytest.mark.parametrize("namespace", [mx.nd.contrib, mx.sym.contrib, mx.nd.linalg,
+                                       mx.sym.linalg])
+def test_a_namespace_gives_the_same_function_each_time(namespace):
+    # MXNet's are module functions: tests compare them (``op != mx.nd.contrib.SyncBatchNorm``
+    # picks the statistics SyncBatchNorm outputs in MXNet's test_batchnorm)
+    name = "SyncBatchNorm" if "contrib" in namespace.__name__ else "gemm2"
+    assert getattr(namespace, name) is getattr(namespace, name)

@@ -161,6 +161,9 @@ class Namespace:
     def __init__(self, name: str, prefix: str = ""):
         self.__name__ = f"dagnet.ndarray.{name}"
         self._prefix = prefix
+        # name -> (the nd function it was made from, the function under its short name):
+        # the same object on every access, as MXNet's module functions are
+        self._functions: dict[str, tuple[OpFunction, OpFunction]] = {}
 
     def __getattr__(self, name: str) -> OpFunction:
         if name.startswith("__"):
@@ -170,7 +173,10 @@ class Namespace:
 
             return getattr(ndarray, name)
         fn = function(self._prefix + name)
-        return OpFunction(name, fn._target, fn.__doc__ or "")
+        made = self._functions.get(name)
+        if made is None or made[0] is not fn:  # new, or the operators were registered anew
+            made = self._functions[name] = (fn, OpFunction(name, fn._target, fn.__doc__ or ""))
+        return made[1]
 
     def __dir__(self) -> list[str]:
         prefix = self._prefix

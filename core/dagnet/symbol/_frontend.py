@@ -85,6 +85,9 @@ class Namespace:
     def __init__(self, name: str, prefix: str = ""):
         self.__name__ = f"dagnet.symbol.{name}"
         self._prefix = prefix
+        # name -> (the sym function it was made from, the function under its short name):
+        # the same object on every access, as MXNet's module functions are
+        self._functions: dict[str, tuple[SymbolFunction, SymbolFunction]] = {}
 
     def __getattr__(self, name: str) -> SymbolFunction:
         if name.startswith("__"):
@@ -92,9 +95,12 @@ class Namespace:
         fn = function(self._prefix + name)
         if not self._prefix:
             return fn
-        named = SymbolFunction(name, fn._target, fn.__doc__ or "")
-        named._hint = fn._hint
-        return named
+        made = self._functions.get(name)
+        if made is None or made[0] is not fn:  # new, or the operators were registered anew
+            named = SymbolFunction(name, fn._target, fn.__doc__ or "")
+            named._hint = fn._hint
+            made = self._functions[name] = (fn, named)
+        return made[1]
 
     def __dir__(self) -> list[str]:
         prefix = self._prefix
