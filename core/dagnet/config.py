@@ -65,8 +65,8 @@ _KEYS: dict[str, Key] = {
             "threads one CPU kernel may split its work over (convolution: blocks of samples); "
             "each calls BLAS, which keeps its own thread count", _positive),
         Key("cpu_onednn", bool, True,
-            "float32 convolutions on the CPU run oneDNN's kernels when its library is "
-            "installed (pip install onednn-cpu-gomp); off, or without it, numpy's"),
+            "float32 convolutions and max pooling on the CPU run oneDNN's kernels when its "
+            "library is installed (pip install onednn-cpu-gomp); off, or without it, numpy's"),
         Key("cpu_jit", bool, True,
             "BatchNorm on float32 and float64 CPU data runs kernels compiled with numba when "
             "numba is installed (pip install numba); off, or without it, numpy's"),
