@@ -11,15 +11,11 @@ the plain NCHW / OIHW arrays dagnet passes; 1x1 convolutions keep the plain layo
 from __future__ import annotations
 
 import ctypes
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
-import numpy as np
-
-from ._library import DIMS, Library, OneDNNError, log
-from ._primitive import Argument, Kernel, MemoryDesc, scratchpad_attr
+from ._library import DIMS, Library
+from ._primitive import Argument, Kernel, KernelCache, MemoryDesc, output_array, scratchpad_attr
 
 __all__ = ["ConvProblem", "kernel_for", "conv_forward", "conv_grad_data", "conv_grad_weight"]
 
@@ -124,41 +120,15 @@ def _backward_weights(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
 _BUILDERS: dict[str, Callable[[Library, ConvProblem, _Descs], Kernel]] = {
     "forward": _forward, "backward_data": _backward_data, "backward_weights": _backward_weights,
 }
-_cache: OrderedDict[tuple[str, ConvProblem, int], Kernel | None] = OrderedDict()
-_cache_lock = threading.Lock()
-
+_cache = KernelCache(_CACHE_SIZE, "convolution")
 
 
 def kernel_for(lib: Library, pass_: str, problem: ConvProblem, threads: int) -> Kernel | None:
     """The cached kernel for one pass (``forward``, ``backward_data`` or
     ``backward_weights``) of ``problem`` on ``threads`` threads, built on first use; None
     when oneDNN has no kernel for it (remembered too)."""
-    key = (pass_, problem, threads)
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    lib.use_threads(threads)
-    try:
-        kernel = _BUILDERS[pass_](lib, problem, _Descs(lib, problem))
-    except OneDNNError as exc:
-        log.debug("oneDNN has no %s convolution kernel for %s, numpy's is used: %s",
-                  pass_, problem, exc)
-        kernel = None
-    with _cache_lock:
-        _cache[key] = kernel
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return kernel
-
-
-def _output(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
-    """``out`` if the kernel can write it directly (float32, C order, of ``shape``), else a
-    new array."""
-    if out is not None and out.shape == shape and out.dtype == np.float32 and \
-            out.flags.c_contiguous:
-        return out
-    return np.empty(shape, np.float32)
+    return _cache.get(lib, (pass_, problem), threads,
+                      lambda: _BUILDERS[pass_](lib, problem, _Descs(lib, problem)))
 
 
 def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups) -> ConvProblem | None:
@@ -178,7 +148,7 @@ def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None):
     kernel = problem and kernel_for(lib, "forward", problem, threads)
     if kernel is None:
         return None
-    y = _output(out, y_shape)
+    y = output_array(out, y_shape)
     kernel.run({"src": x, "weights": w, "dst": y}, threads)
     return y
 
@@ -190,7 +160,7 @@ def conv_grad_data(lib, dy, w, x_shape, stride, dilate, pad, groups, threads, ou
     kernel = problem and kernel_for(lib, "backward_data", problem, threads)
     if kernel is None:
         return None
-    dx = _output(out, tuple(x_shape))
+    dx = output_array(out, tuple(x_shape))
     kernel.run({"diff_dst": dy, "weights": w, "diff_src": dx}, threads)
     return dx
 
@@ -202,6 +172,6 @@ def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, 
     kernel = problem and kernel_for(lib, "backward_weights", problem, threads)
     if kernel is None:
         return None
-    dw = _output(out, tuple(w_shape))
+    dw = output_array(out, tuple(w_shape))
     kernel.run({"src": x, "diff_dst": dy, "diff_weights": dw}, threads)
     return dw

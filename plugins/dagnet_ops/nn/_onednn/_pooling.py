@@ -10,14 +10,12 @@ backward.  The primitives work on the plain NCHW arrays.
 from __future__ import annotations
 
 import ctypes
-import threading
-from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
 
-from ._library import DIMS, Library, OneDNNError, log
-from ._primitive import Argument, Kernel, MemoryDesc, scratchpad_attr
+from ._library import DIMS, Library
+from ._primitive import Argument, Kernel, KernelCache, MemoryDesc, output_array, scratchpad_attr
 
 __all__ = ["PoolProblem", "max_pool", "max_pool_grad"]
 
@@ -104,31 +102,13 @@ class _MaxPoolGrad:
         self.backward.run({"diff_dst": dy, "workspace": workspace, "diff_src": dx}, threads)
 
 
-_cache: OrderedDict[tuple[type, PoolProblem, int], _MaxPool | _MaxPoolGrad | None] = \
-    OrderedDict()
-_cache_lock = threading.Lock()
-
+_cache = KernelCache(_CACHE_SIZE, "max pooling")
 
 
 def _kernels_for(lib: Library, kind: type, problem: PoolProblem, threads: int):
     """The cached ``kind`` (:class:`_MaxPool` or :class:`_MaxPoolGrad`) of ``problem``, or
     None where oneDNN has none."""
-    key = (kind, problem, threads)  # made per thread count, as convolution's (use_threads)
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    lib.use_threads(threads)
-    try:
-        kernels = kind(lib, problem)
-    except OneDNNError as exc:
-        log.debug("oneDNN has no max pooling kernel for %s, numpy's is used: %s", problem, exc)
-        kernels = None
-    with _cache_lock:
-        _cache[key] = kernels
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return kernels
+    return _cache.get(lib, (kind.__name__, problem), threads, lambda: kind(lib, problem))
 
 
 def max_pool_grad(lib, x, dy, kernel, stride, pad, pad_after, threads):
@@ -157,8 +137,6 @@ def max_pool(lib, x, y_shape, kernel, stride, pad, pad_after, threads, out=None)
     kernels = _kernels_for(lib, _MaxPool, problem, threads)
     if kernels is None:
         return None
-    fits = out is not None and out.shape == tuple(y_shape) and out.dtype == np.float32 and \
-        out.flags.c_contiguous
-    y = out if fits else np.empty(y_shape, np.float32)
+    y = output_array(out, y_shape)
     kernels.run(x, y, threads)
     return y

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ._library import DIMS, ExecArg, Library
+from ._library import DIMS, ExecArg, Library, OneDNNError, log
 
-__all__ = ["Kernel", "Argument", "MemoryDesc", "scratchpad_attr", "ARG"]
+__all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "scratchpad_attr", "output_array",
+           "ARG"]
 
 #: ``DNNL_ARG_*`` indices
 ARG = {"src": 1, "dst": 17, "weights": 33, "workspace": 64, "scratchpad": 80,
@@ -192,3 +195,48 @@ class Kernel:
                 if reorder.output:
                     reorder.primitive.run(stream, reorder.args)
             lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
+
+
+def output_array(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    """``out`` if a kernel can write it directly (float32, C order, of ``shape``), else a
+    new array."""
+    shape = tuple(shape)
+    if out is not None and out.shape == shape and out.dtype == np.float32 and \
+            out.flags.c_contiguous:
+        return out
+    return np.empty(shape, np.float32)
+
+
+class KernelCache:
+    """Kernels built on first use and kept, the ``size`` most recently used, per thread
+    count: oneDNN plans a primitive's work for the OpenMP threads in effect when it is made
+    (:meth:`Library.use_threads`), so one made for a single thread would stay on one.  A
+    problem oneDNN has no kernel for is remembered as None (and logged at debug level)."""
+
+    def __init__(self, size: int, what: str):
+        self.size, self.what = size, what
+        self._kernels: OrderedDict[tuple, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, lib: Library, key: Hashable, threads: int, build: Callable[[], Any]) -> Any:
+        """The kernel of ``key`` on ``threads`` threads, ``build()`` on first use."""
+        full_key = (key, threads)
+        with self._lock:
+            if full_key in self._kernels:
+                self._kernels.move_to_end(full_key)
+                return self._kernels[full_key]
+        lib.use_threads(threads)
+        try:
+            kernel = build()
+        except OneDNNError as exc:
+            log.debug("oneDNN has no %s kernel for %s, numpy's is used: %s", self.what, key,
+                      exc)
+            kernel = None
+        with self._lock:
+            self._kernels[full_key] = kernel
+            while len(self._kernels) > self.size:
+                self._kernels.popitem(last=False)
+        return kernel
+
+    def __len__(self) -> int:
+        return len(self._kernels)
