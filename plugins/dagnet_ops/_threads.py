@@ -67,9 +67,9 @@ def pieces(xp: Any, *arrays: Any) -> tuple[list[tuple], int]:
     """Flat views of equally shaped C-contiguous ``arrays`` cut into pieces for the kernel
     threads, for an element-wise pass to run with :func:`each`: ``(pieces, threads)``; one
     whole piece when threads are 1 or the arrays small, of other shapes or not contiguous."""
-    threads = threads_for(xp)
     size = arrays[0].size
-    if threads <= 1 or size < 2 * PIECE or not all(
+    threads = threads_for(xp) if size >= 2 * PIECE else 1  # small: no need to ask config
+    if threads <= 1 or not all(
             a.shape == arrays[0].shape and a.flags.c_contiguous for a in arrays):
         return [tuple(arrays)], 1
     flat = [a.reshape(-1) for a in arrays]
