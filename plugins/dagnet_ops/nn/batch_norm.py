@@ -153,6 +153,13 @@ def _finish(out, r, value):
         out += value
 
 
+def _follow_batch(attrs, moving_mean, moving_var, mean, var):
+    """The moving averages follow each training batch (MXNet's CPU kernel applies the same
+    update in its backward pass; cuDNN's, like this one, in the forward pass)."""
+    moving_mean[...] = moving_mean * attrs.momentum + mean * (1 - attrs.momentum)
+    moving_var[...] = moving_var * attrs.momentum + var * (1 - attrs.momentum)
+
+
 def _forward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     x, gamma, beta, moving_mean, moving_var = inputs
@@ -184,10 +191,7 @@ def _forward(attrs, ctx, inputs, req, outputs):
     squares = each(center, chunks, threads)
     if batch_stats:
         var = _per_channel(xp, squares, c) / count
-        # The moving averages follow each training batch (MXNet's CPU kernel applies the same
-        # update in its backward pass; cuDNN's, like this one, in the forward pass).
-        moving_mean[...] = moving_mean * attrs.momentum + mean * (1 - attrs.momentum)
-        moving_var[...] = moving_var * attrs.momentum + var * (1 - attrs.momentum)
+        _follow_batch(attrs, moving_mean, moving_var, mean, var)
     else:
         var = moving_var.astype(x.dtype)
     invstd = (1 / xp.sqrt(var + attrs.eps)).astype(mean.dtype)
@@ -313,8 +317,7 @@ def _forward_jit(jit, attrs, ctx, x3, params, req, outputs, count):
         mean64 = sums / count
         var = ((within + between - count * mean64 * mean64) / count).clip(0).astype(dtype)
         mean = mean64.astype(dtype)
-        moving_mean[...] = moving_mean * attrs.momentum + mean * (1 - attrs.momentum)
-        moving_var[...] = moving_var * attrs.momentum + var * (1 - attrs.momentum)
+        _follow_batch(attrs, moving_mean, moving_var, mean, var)
     else:
         mean, var = moving_mean.astype(dtype), moving_var.astype(dtype)
     invstd = (1 / np.sqrt(var + attrs.eps)).astype(mean.dtype)
