@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from dagnet.backend import Backend
+from dagnet.backend import ALIGNMENT, Backend
 from dagnet.context import Context
 
 __all__ = ["CPUBackend"]
@@ -39,7 +39,11 @@ class CPUBackend(Backend):
         """Every CPU id is valid."""
 
     def alloc(self, nbytes: int, device_id: int) -> np.ndarray:
-        return np.empty(nbytes, dtype=np.uint8)
+        # numpy alone promises 16 bytes; a convolution whose loads straddle cache lines
+        # runs about a tenth slower
+        raw = np.empty(nbytes + ALIGNMENT - 1, dtype=np.uint8)
+        start = -raw.ctypes.data % ALIGNMENT
+        return raw[start:start + nbytes]
 
     def to_host(self, array: Any, stream: Any = None) -> np.ndarray:
         return np.array(array, copy=True)

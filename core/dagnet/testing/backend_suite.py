@@ -98,6 +98,18 @@ class BackendConformance:
         assert host.shape == (nbytes,) and host.dtype == np.uint8
         dagnet_backend.free(buffer)
 
+    @pytest.mark.parametrize("nbytes", [1, 100, 4096, 1 << 20])
+    def test_alloc_starts_on_a_cache_line(self, dagnet_backend: Any, nbytes: int) -> None:
+        from dagnet.backend import ALIGNMENT
+
+        buffers = [dagnet_backend.alloc(nbytes, 0) for _ in range(8)]
+        for buffer in buffers:
+            interface = getattr(buffer, "__cuda_array_interface__", None) or \
+                buffer.__array_interface__
+            assert interface["data"][0] % ALIGNMENT == 0, interface["data"]
+        for buffer in buffers:
+            dagnet_backend.free(buffer)
+
     def test_alloc_buffer_is_writable_and_viewable(self, dagnet_backend: Any) -> None:
         buffer = dagnet_backend.alloc(64, 0)
         view = buffer.view(np.float32)  # temp space and NDArrays view raw blocks by dtype
