@@ -225,14 +225,14 @@ def _max_forward_onednn(xp, x, kernel, stride, pad, out_sizes, out):
                             threads_for(xp), out)
 
 
-def _max_backward_onednn(xp, x, dy, kernel, stride, pad):
+def _max_backward_onednn(xp, x, dy, kernel, stride, pad, out):
     lib = _onednn_library(xp, x, dy)
     if lib is None:
         return None
     return _onednn.max_pool_grad(lib, np.ascontiguousarray(x), np.ascontiguousarray(dy),
                                  kernel, stride, pad,
                                  _pad_after(x.shape, dy.shape, kernel, stride, pad),
-                                 threads_for(xp))
+                                 threads_for(xp), out)
 
 
 def _backward(attrs, ctx, inputs, req, outputs):
@@ -241,16 +241,20 @@ def _backward(attrs, ctx, inputs, req, outputs):
     last = channel_last(attrs.layout)
     if last:
         dy, x, y = (to_channel_first(xp, a) for a in (dy, x, y))
+    kind = attrs.pool_type
+    if kind == "max":
+        direct = outputs[0] if req[0] is OpReqType.WRITE and not last else None
+        dx = _max_backward_onednn(xp, x, dy, *_geometry(attrs, x.shape)[:3], direct)
+        if dx is not None:
+            assign(outputs[0], req[0], to_channel_last(xp, dx) if last else dx)
+            return
     cols, (kernel, stride, pad, out, extra) = _windows(xp, attrs, x)
     nd = len(kernel)
     # The window gradients are built kernel axes first, as scatter_windows takes them.
-    kind = attrs.pool_type
     padded = tuple(size + 2 * p + e for size, p, e in zip(x.shape[2:], pad, extra))
     crop = (slice(None), slice(None), *(slice(p, p + n) for p, n in zip(pad, x.shape[2:])))
     if kind == "max":
-        dx = _max_backward_onednn(xp, x, dy, kernel, stride, pad)
-        if dx is None:
-            dx = _max_backward(xp, kernel_first(cols, nd), y, dy, padded, stride)[crop]
+        dx = _max_backward(xp, kernel_first(cols, nd), y, dy, padded, stride)[crop]
         assign(outputs[0], req[0], to_channel_last(xp, dx) if last else dx)
         return
     if kind == "avg":

@@ -15,7 +15,15 @@ from typing import NamedTuple
 import numpy as np
 
 from ._library import DIMS, Library
-from ._primitive import Argument, Kernel, KernelCache, MemoryDesc, output_array, scratchpad_attr
+from ._primitive import (
+    Argument,
+    Kernel,
+    KernelCache,
+    MemoryDesc,
+    output_array,
+    pooled_bytes,
+    scratchpad_attr,
+)
 
 __all__ = ["PoolProblem", "max_pool", "max_pool_grad"]
 
@@ -96,10 +104,10 @@ class _MaxPoolGrad:
             Argument("diff_src", p.x_shape, output=True)], "max pooling backward")
 
     def run(self, x, dy, dx, threads):
-        workspace = np.empty(self.forward.nbytes("workspace"), np.uint8)
-        y = np.empty(dy.shape, np.float32)  # the forward's output again, unused
-        self.forward.run({"src": x, "dst": y, "workspace": workspace}, threads)
-        self.backward.run({"diff_dst": dy, "workspace": workspace, "diff_src": dx}, threads)
+        with pooled_bytes(self.forward.nbytes("workspace"), dy.nbytes) as (workspace, y):
+            y = y.view(np.float32).reshape(dy.shape)  # the forward's output again, unused
+            self.forward.run({"src": x, "dst": y, "workspace": workspace}, threads)
+            self.backward.run({"diff_dst": dy, "workspace": workspace, "diff_src": dx}, threads)
 
 
 _cache = KernelCache(_CACHE_SIZE, "max pooling")
@@ -111,10 +119,10 @@ def _kernels_for(lib: Library, kind: type, problem: PoolProblem, threads: int):
     return _cache.get(lib, (kind.__name__, problem), threads, lambda: kind(lib, problem))
 
 
-def max_pool_grad(lib, x, dy, kernel, stride, pad, pad_after, threads):
+def max_pool_grad(lib, x, dy, kernel, stride, pad, pad_after, threads, out=None):
     """The gradient of max pooling ``x`` ``(N, C, *S)`` (float32, C order) for the output
-    gradient ``dy``: each window's gradient goes to its maximum.  None when oneDNN has no
-    kernel for it."""
+    gradient ``dy``: each window's gradient goes to its maximum.  Written into ``out`` when
+    it fits (float32, C order); None when oneDNN has no kernel for it."""
     if not x.size:
         return None
     problem = PoolProblem(tuple(x.shape), tuple(dy.shape), tuple(kernel), tuple(stride),
@@ -122,7 +130,7 @@ def max_pool_grad(lib, x, dy, kernel, stride, pad, pad_after, threads):
     kernels = _kernels_for(lib, _MaxPoolGrad, problem, threads)
     if kernels is None:
         return None
-    dx = np.empty(x.shape, np.float32)
+    dx = output_array(out, x.shape)
     kernels.run(x, dy, dx, threads)
     return dx
 

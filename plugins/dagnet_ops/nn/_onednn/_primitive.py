@@ -14,7 +14,8 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +26,7 @@ import dagnet
 from ._library import DIMS, ExecArg, Library, OneDNNError, log
 
 __all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "scratchpad_attr", "output_array",
-           "ARG"]
+           "pooled_bytes", "ARG"]
 
 #: ``DNNL_ARG_*`` indices
 ARG = {"src": 1, "dst": 17, "weights": 33, "workspace": 64, "scratchpad": 80,
@@ -118,6 +119,18 @@ class _Primitive:
             self.lib.dll.dnnl_primitive_desc_destroy(self.pd)
 
 
+@contextmanager
+def pooled_bytes(*sizes: int) -> Iterator[list[np.ndarray]]:
+    """Byte buffers of ``sizes`` from dagnet's CPU storage pool (aligned to a cache line,
+    already paged in), given back to the pool when the block ends."""
+    blocks = [dagnet.storage.alloc(nbytes, _HOST) for nbytes in sizes]
+    try:
+        yield [block.data[:nbytes] for block, nbytes in zip(blocks, sizes)]
+    finally:
+        for block in blocks:
+            dagnet.storage.free(block)
+
+
 class _Reorder:
     """Copies one layout into another: the caller's plain array to the primitive's layout
     (an input) or back (an output), through a buffer of the primitive's layout."""
@@ -184,26 +197,21 @@ class Kernel:
         bytes for the primitive's own layout; outputs are overwritten) over ``threads``
         OpenMP threads."""
         lib = self.lib
-        with self._lock:
+        with self._lock, pooled_bytes(*(nbytes for _, nbytes in self._buffers)) as buffers:
             stream = lib.stream(threads)
-            blocks = [dagnet.storage.alloc(nbytes, _HOST) for _, nbytes in self._buffers]
-            try:
-                for (memory, _), block in zip(self._buffers, blocks):
-                    memory.point_at(block.data)
-                for name, memory in self._direct.items():
-                    memory.point_at(arrays[name])
-                for name, reorder in self._reorders.items():
-                    reorder.plain.point_at(arrays[name])
-                    if not reorder.output:
-                        reorder.primitive.run(stream, reorder.args)
-                self.primitive.run(stream, self._args)
-                for reorder in self._reorders.values():
-                    if reorder.output:
-                        reorder.primitive.run(stream, reorder.args)
-                lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
-            finally:
-                for block in blocks:
-                    dagnet.storage.free(block)
+            for (memory, _), buffer in zip(self._buffers, buffers):
+                memory.point_at(buffer)
+            for name, memory in self._direct.items():
+                memory.point_at(arrays[name])
+            for name, reorder in self._reorders.items():
+                reorder.plain.point_at(arrays[name])
+                if not reorder.output:
+                    reorder.primitive.run(stream, reorder.args)
+            self.primitive.run(stream, self._args)
+            for reorder in self._reorders.values():
+                if reorder.output:
+                    reorder.primitive.run(stream, reorder.args)
+            lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
 
 
 def output_array(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
