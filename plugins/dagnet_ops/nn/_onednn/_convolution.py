@@ -5,7 +5,8 @@ primitives once per thread count (oneDNN plans a primitive's work for the thread
 effect when it is made); a training step repeats the same problems, so later calls only
 point the memory objects at the new arrays and run.  Layouts are left to oneDNN
 (``format_tag any``: blocked channels on AVX-512), and the kernels reorder to and from
-the plain NCHW / OIHW arrays dagnet passes; 1x1 convolutions keep the plain layouts.
+the plain NCHW / OIHW arrays dagnet passes, except where ``ConvProblem.plain_layouts``
+keeps those.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = ["ConvProblem", "kernel_for", "conv_forward", "conv_grad_data", "conv_
 _FORWARD_TRAINING = 64
 _CONVOLUTION_DIRECT = 1
 _CACHE_SIZE = 256  # problems kept: a large network has a few dozen distinct ones
+_CHANNEL_BLOCK = 16  # channels per block in oneDNN's AVX-512 layouts
 
 
 class ConvProblem(NamedTuple):
@@ -36,11 +38,16 @@ class ConvProblem(NamedTuple):
     pad: tuple[int, ...]
     groups: int
 
-    @property
-    def pointwise(self) -> bool:
-        """A 1x1 convolution without padding: matrix products on the plain layout (oneDNN's
-        gemm kernels) take about half the time of its blocked kernels with the reorders."""
-        return all(k == 1 for k in self.w_shape[2:]) and not any(self.pad)
+    def plain_layouts(self, pass_: str) -> bool:
+        """Whether ``pass_`` runs on the plain layouts (oneDNN's matrix-product kernels)
+        rather than oneDNN's choice: for a 1x1 convolution without padding, where they take
+        about half the time of the blocked kernels with the reorders; for the data gradient
+        of an ungrouped convolution with fewer input channels than a channel block (a
+        network's first layer), where oneDNN 3.2 picks a channel-last kernel three times
+        slower."""
+        pointwise = all(k == 1 for k in self.w_shape[2:]) and not any(self.pad)
+        few_channels = self.groups == 1 and self.w_shape[1] < _CHANNEL_BLOCK
+        return pointwise or (pass_ == "backward_data" and few_channels)
 
     @property
     def onednn_w_shape(self) -> tuple[int, ...]:
@@ -53,8 +60,8 @@ class ConvProblem(NamedTuple):
 class _Descs:
     """The memory descriptors and geometry arrays shared by a problem's primitives."""
 
-    def __init__(self, lib: Library, p: ConvProblem):
-        layout_free = not p.pointwise  # oneDNN picks the layouts (reordered to and from)
+    def __init__(self, lib: Library, p: ConvProblem, layout_free: bool):
+        # layout_free: oneDNN picks the layouts (reordered to and from)
         self.x, self.w, self.y = (MemoryDesc(lib, shape, any_layout=layout_free)
                                   for shape in (p.x_shape, p.onednn_w_shape, p.y_shape))
         self.stride = DIMS(*p.stride)
@@ -127,8 +134,8 @@ def kernel_for(lib: Library, pass_: str, problem: ConvProblem, threads: int) -> 
     """The cached kernel for one pass (``forward``, ``backward_data`` or
     ``backward_weights``) of ``problem`` on ``threads`` threads, built on first use; None
     when oneDNN has no kernel for it (remembered too)."""
-    return _cache.get(lib, (pass_, problem), threads,
-                      lambda: _BUILDERS[pass_](lib, problem, _Descs(lib, problem)))
+    return _cache.get(lib, (pass_, problem), threads, lambda: _BUILDERS[pass_](
+        lib, problem, _Descs(lib, problem, not problem.plain_layouts(pass_))))
 
 
 def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups) -> ConvProblem | None:
