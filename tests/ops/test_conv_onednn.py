@@ -64,6 +64,13 @@ def test_onednn_kernels_match_numpy(x_shape, filters, kernel, stride, dilate, pa
     _close(y, _im2col.conv_forward(np, x, w, *geometry))
     _close(dx, _im2col.conv_grad_data(np, dy, w, x.shape, *geometry))
     _close(dw, _im2col.conv_grad_weight(np, x, dy, w.shape, *geometry))
+    # both gradients at once (the output gradient's layout change shared where it can be)
+    # give the same values, written into the arrays given
+    dx_out, dw_out = np.empty_like(x), np.empty_like(w)
+    both = _onednn.conv_grads(lib, dy, x, w, *geometry, threads, dx_out, dw_out)
+    assert both is not None and both[0] is dx_out and both[1] is dw_out
+    np.testing.assert_array_equal(dx_out, dx)
+    np.testing.assert_array_equal(dw_out, dw)
 
 
 @needs_onednn

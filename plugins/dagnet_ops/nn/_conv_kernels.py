@@ -11,7 +11,7 @@ import numpy as np
 from . import _im2col, _onednn
 from ._common import threads_for
 
-__all__ = ["conv_forward", "conv_grad_data", "conv_grad_weight"]
+__all__ = ["conv_forward", "conv_grad_data", "conv_grad_weight", "conv_grads"]
 
 
 def _onednn_for(xp: Any, *arrays: Any):
@@ -61,3 +61,17 @@ def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups, out=None):
         if dw is not None:
             return dw
     return _im2col.conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups)
+
+
+def conv_grads(xp, dy, x, w, stride, dilate, pad, groups, dx_out=None, dw_out=None):
+    """Both gradients of :func:`conv_forward`, ``(dx, dw)``, as :func:`conv_grad_data` and
+    :func:`conv_grad_weight` give them; oneDNN's two passes share one layout change of
+    ``dy``."""
+    lib = _onednn_for(xp, dy, x, w)
+    if lib is not None:
+        grads = _onednn.conv_grads(lib, _plain(dy), _plain(x), _plain(w), stride, dilate, pad,
+                                   groups, threads_for(xp), dx_out, dw_out)
+        if grads is not None:
+            return grads
+    return (conv_grad_data(xp, dy, w, x.shape, stride, dilate, pad, groups, dx_out),
+            conv_grad_weight(xp, x, dy, w.shape, stride, dilate, pad, groups, dw_out))

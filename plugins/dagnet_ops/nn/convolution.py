@@ -31,7 +31,7 @@ from ._common import (
     to_channel_first,
     to_channel_last,
 )
-from ._conv_kernels import conv_forward, conv_grad_data, conv_grad_weight
+from ._conv_kernels import conv_forward, conv_grad_data, conv_grad_weight, conv_grads
 from ._im2col import window_count
 from ._second_order import affine_backward_gradient
 
@@ -155,13 +155,19 @@ def _backward(attrs, ctx, inputs, req, outputs):
     last = channel_last(attrs.layout)
     if last:
         dy, x, w = (to_channel_first(xp, a) for a in (dy, x, w))
-    if req[0] is not OpReqType.NULL:
-        direct = outputs[0] if req[0] is OpReqType.WRITE and not last else None
-        dx = conv_grad_data(xp, dy, w, x.shape, stride, dilate, pad, groups, out=direct)
+    wants_dx, wants_dw = (r is not OpReqType.NULL for r in req[:2])
+    direct = [out if r is OpReqType.WRITE and not last else None  # written in place
+              for out, r in zip(outputs[:2], req[:2])]
+    if wants_dx and wants_dw:
+        dx, dw = conv_grads(xp, dy, x, w, stride, dilate, pad, groups, *direct)
+    else:
+        dx = conv_grad_data(xp, dy, w, x.shape, stride, dilate, pad, groups,
+                            out=direct[0]) if wants_dx else None
+        dw = conv_grad_weight(xp, x, dy, w.shape, stride, dilate, pad, groups,
+                              out=direct[1]) if wants_dw else None
+    if wants_dx:
         assign(outputs[0], req[0], to_channel_last(xp, dx) if last else dx)
-    if req[1] is not OpReqType.NULL:
-        direct = outputs[1] if req[1] is OpReqType.WRITE and not last else None
-        dw = conv_grad_weight(xp, x, dy, w.shape, stride, dilate, pad, groups, out=direct)
+    if wants_dw:
         assign(outputs[1], req[1], to_channel_last(xp, dw) if last else dw)
     if not attrs.no_bias and req[2] is not OpReqType.NULL:
         assign(outputs[2], req[2], dy.sum(axis=(0,) + tuple(range(2, dy.ndim))))

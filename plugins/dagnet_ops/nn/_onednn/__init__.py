@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from dagnet import config
 
-from ._convolution import conv_forward, conv_grad_data, conv_grad_weight
+from ._convolution import conv_forward, conv_grad_data, conv_grad_weight, conv_grads
 from ._library import DISTRIBUTION, Library, OneDNNError, failure, load
 from ._pooling import max_pool, max_pool_grad
 
 __all__ = ["library", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
-           "conv_forward", "conv_grad_data", "conv_grad_weight", "max_pool", "max_pool_grad"]
+           "conv_forward", "conv_grad_data", "conv_grad_weight", "conv_grads", "max_pool",
+           "max_pool_grad"]
 
 
 def library() -> Library | None:

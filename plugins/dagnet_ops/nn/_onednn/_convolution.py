@@ -16,9 +16,18 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from ._library import DIMS, Library
-from ._primitive import Argument, Kernel, KernelCache, MemoryDesc, output_array, scratchpad_attr
+from ._primitive import (
+    Argument,
+    Kernel,
+    KernelCache,
+    MemoryDesc,
+    output_array,
+    pooled_bytes,
+    scratchpad_attr,
+)
 
-__all__ = ["ConvProblem", "kernel_for", "conv_forward", "conv_grad_data", "conv_grad_weight"]
+__all__ = ["ConvProblem", "kernel_for", "conv_forward", "conv_grad_data", "conv_grad_weight",
+           "conv_grads"]
 
 _FORWARD_TRAINING = 64
 _CONVOLUTION_DIRECT = 1
@@ -182,3 +191,26 @@ def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, 
     dw = output_array(out, tuple(w_shape))
     kernel.run({"src": x, "diff_dst": dy, "diff_weights": dw}, threads)
     return dw
+
+
+def conv_grads(lib, dy, x, w, stride, dilate, pad, groups, threads, dx_out=None, dw_out=None):
+    """Both gradients of :func:`conv_forward`, ``(dx, dw)``, written into ``dx_out`` and
+    ``dw_out`` when they fit, ``dy`` reordered once for the two passes where they take it
+    in the same layout; None when oneDNN has no kernel for either."""
+    problem = _problem(x.shape, w.shape, dy.shape, stride, dilate, pad, groups)
+    data = problem and kernel_for(lib, "backward_data", problem, threads)
+    weights = problem and kernel_for(lib, "backward_weights", problem, threads)
+    if data is None or weights is None:
+        return None
+    dx, dw = output_array(dx_out, x.shape), output_array(dw_out, w.shape)
+    if not data.shares_layout(weights, "diff_dst"):
+        data.run({"diff_dst": dy, "weights": w, "diff_src": dx}, threads)
+        weights.run({"src": x, "diff_dst": dy, "diff_weights": dw}, threads)
+        return dx, dw
+    with pooled_bytes(data.nbytes("diff_dst")) as (staged,):
+        data.stage("diff_dst", dy, staged, threads)
+        data.run({"diff_dst": staged, "weights": w, "diff_src": dx}, threads,
+                 staged=("diff_dst",))
+        weights.run({"src": x, "diff_dst": staged, "diff_weights": dw}, threads,
+                    staged=("diff_dst",))
+    return dx, dw

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -175,10 +175,8 @@ class Kernel:
                 memory = reorder.inner
             exec_args.append(ExecArg(ARG[a.name], memory.handle.value))
         scratch = _Memory(lib, self.primitive.md(ARG["scratchpad"]))
-        self._buffers = [(reorder.inner, reorder.inner.nbytes)
-                         for reorder in self._reorders.values()]
-        if scratch.nbytes:
-            self._buffers.append((scratch, scratch.nbytes))
+        self._scratch = scratch if scratch.nbytes else None
+        if self._scratch:
             exec_args.append(ExecArg(ARG["scratchpad"], scratch.handle.value))
         self._args = (ExecArg * len(exec_args))(*exec_args)
         self._lock = threading.Lock()
@@ -187,31 +185,54 @@ class Kernel:
         """The bytes argument ``name`` takes in the primitive's own layout."""
         return self.lib.dll.dnnl_memory_desc_get_size(self.primitive.md(ARG[name]))
 
-    @property
-    def reordered(self) -> tuple[str, ...]:
-        """The arguments whose layout the primitive changes around its run."""
-        return tuple(self._reorders)
+    def shares_layout(self, other: Kernel, name: str) -> bool:
+        """Whether input ``name`` is reordered into the same layout by this kernel and
+        ``other``, so that one :meth:`stage` serves both runs."""
+        mine, theirs = self._reorders.get(name), other._reorders.get(name)
+        return bool(mine and theirs and not mine.output and not theirs.output and
+                    self.lib.dll.dnnl_memory_desc_equal(mine.inner.md, theirs.inner.md))
 
-    def run(self, arrays: Mapping[str, np.ndarray], threads: int) -> None:
+    def stage(self, name: str, array: np.ndarray, buffer: np.ndarray, threads: int) -> None:
+        """Reorder input ``name``, the plain ``array``, into ``buffer`` (bytes,
+        :meth:`nbytes` of them) in the primitive's layout, for runs given it ``staged``."""
+        reorder, lib = self._reorders[name], self.lib
+        with self._lock:
+            stream = lib.stream(threads)
+            reorder.plain.point_at(array)
+            reorder.inner.point_at(buffer)
+            reorder.primitive.run(stream, reorder.args)
+            lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
+
+    def run(self, arrays: Mapping[str, np.ndarray], threads: int, *,
+            staged: Collection[str] = ()) -> None:
         """Run on ``arrays`` (by argument name: C-contiguous float32 of the declared shapes, or
         bytes for the primitive's own layout; outputs are overwritten) over ``threads``
-        OpenMP threads."""
+        OpenMP threads.  The inputs named in ``staged`` are given already in the
+        primitive's layout (:meth:`stage`)."""
         lib = self.lib
-        with self._lock, pooled_bytes(*(nbytes for _, nbytes in self._buffers)) as buffers:
-            stream = lib.stream(threads)
-            for (memory, _), buffer in zip(self._buffers, buffers):
-                memory.point_at(buffer)
-            for name, memory in self._direct.items():
-                memory.point_at(arrays[name])
-            for name, reorder in self._reorders.items():
-                reorder.plain.point_at(arrays[name])
-                if not reorder.output:
-                    reorder.primitive.run(stream, reorder.args)
-            self.primitive.run(stream, self._args)
-            for reorder in self._reorders.values():
-                if reorder.output:
-                    reorder.primitive.run(stream, reorder.args)
-            lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
+        with self._lock:
+            todo = [(name, r) for name, r in self._reorders.items() if name not in staged]
+            sizes = [r.inner.nbytes for _, r in todo]
+            if self._scratch:
+                sizes.append(self._scratch.nbytes)
+            with pooled_bytes(*sizes) as buffers:
+                stream = lib.stream(threads)
+                if self._scratch:
+                    self._scratch.point_at(buffers[-1])
+                for name in staged:
+                    self._reorders[name].inner.point_at(arrays[name])
+                for name, memory in self._direct.items():
+                    memory.point_at(arrays[name])
+                for (name, reorder), buffer in zip(todo, buffers):
+                    reorder.inner.point_at(buffer)
+                    reorder.plain.point_at(arrays[name])
+                    if not reorder.output:
+                        reorder.primitive.run(stream, reorder.args)
+                self.primitive.run(stream, self._args)
+                for _, reorder in todo:
+                    if reorder.output:
+                        reorder.primitive.run(stream, reorder.args)
+                lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
 
 
 def output_array(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
