@@ -196,7 +196,7 @@ def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, 
 def conv_grads(lib, dy, x, w, stride, dilate, pad, groups, threads, dx_out=None, dw_out=None):
     """Both gradients of :func:`conv_forward`, ``(dx, dw)``, written into ``dx_out`` and
     ``dw_out`` when they fit, ``dy`` reordered once for the two passes where they take it
-    in the same layout; None when oneDNN has no kernel for either."""
+    in the same layout; None when oneDNN lacks a kernel for one of the passes."""
     problem = _problem(x.shape, w.shape, dy.shape, stride, dilate, pad, groups)
     data = problem and kernel_for(lib, "backward_data", problem, threads)
     weights = problem and kernel_for(lib, "backward_weights", problem, threads)
