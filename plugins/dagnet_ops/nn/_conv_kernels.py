@@ -4,21 +4,12 @@ is installed and switched on (see ``_onednn``), otherwise the im2col kernels of
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from . import _im2col, _onednn
 from ._common import threads_for
 
 __all__ = ["conv_forward", "conv_grad_data", "conv_grad_weight", "conv_grads"]
-
-
-def _onednn_for(xp: Any, *arrays: Any):
-    """The oneDNN library when it should run a kernel on ``arrays``, else None."""
-    if xp is not np or any(a.dtype != np.float32 for a in arrays):
-        return None
-    return _onednn.library()
 
 
 def _plain(array: np.ndarray) -> np.ndarray:
@@ -29,7 +20,7 @@ def conv_forward(xp, x, w, stride, dilate, pad, groups, out=None):
     """Cross-correlation of ``x`` ``(N, C, *S)`` with filters ``w`` ``(F, C/groups, *K)``:
     ``(N, F, *out)``, written into ``out`` when given and it fits (it must not overlap
     ``x``)."""
-    lib = _onednn_for(xp, x, w)
+    lib = _onednn.library_for(xp, x, w)
     if lib is not None:
         y = _onednn.conv_forward(lib, _plain(x), _plain(w), stride, dilate, pad, groups,
                                  threads_for(xp), out)
@@ -42,7 +33,7 @@ def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out=None):
     """The gradient of :func:`conv_forward` with respect to its input of shape ``x_shape``
     (also the transposed convolution of ``dy`` with ``w``), written into ``out`` when given
     and it fits (it must not overlap ``dy``)."""
-    lib = _onednn_for(xp, dy, w)
+    lib = _onednn.library_for(xp, dy, w)
     if lib is not None:
         dx = _onednn.conv_grad_data(lib, _plain(dy), _plain(w), x_shape, stride, dilate, pad,
                                     groups, threads_for(xp), out)
@@ -54,7 +45,7 @@ def conv_grad_data(xp, dy, w, x_shape, stride, dilate, pad, groups, out=None):
 def conv_grad_weight(xp, x, dy, w_shape, stride, dilate, pad, groups, out=None):
     """The gradient of :func:`conv_forward` with respect to the filters (shape ``w_shape``),
     written into ``out`` when given and the kernel can (else a new array)."""
-    lib = _onednn_for(xp, x, dy)
+    lib = _onednn.library_for(xp, x, dy)
     if lib is not None:
         dw = _onednn.conv_grad_weight(lib, _plain(x), _plain(dy), w_shape, stride, dilate, pad,
                                       groups, threads_for(xp), out)
@@ -67,7 +58,7 @@ def conv_grads(xp, dy, x, w, stride, dilate, pad, groups, dx_out=None, dw_out=No
     """Both gradients of :func:`conv_forward`, ``(dx, dw)``, as :func:`conv_grad_data` and
     :func:`conv_grad_weight` give them; oneDNN's two passes share one layout change of
     ``dy``."""
-    lib = _onednn_for(xp, dy, x, w)
+    lib = _onednn.library_for(xp, dy, x, w)
     if lib is not None:
         grads = _onednn.conv_grads(lib, _plain(dy), _plain(x), _plain(w), stride, dilate, pad,
                                    groups, threads_for(xp), dx_out, dw_out)

@@ -203,12 +203,6 @@ def _max_backward(xp, taps, y, dy, padded, stride):
 
 # oneDNN runs max pooling and its gradient for float32 arrays on numpy when it is installed
 # and switched on (see ``_onednn``); these return None otherwise, or where it has no kernel.
-def _onednn_library(xp, *arrays):
-    if xp is np and all(a.dtype == np.float32 for a in arrays):
-        return _onednn.library()
-    return None
-
-
 def _pad_after(x_shape, y_shape, kernel, stride, pad):
     """Where the last window ends, past the data (the padding after it) or short of its end."""
     return tuple((n - 1) * s + k - size - p
@@ -216,7 +210,7 @@ def _pad_after(x_shape, y_shape, kernel, stride, pad):
 
 
 def _max_forward_onednn(xp, x, kernel, stride, pad, out_sizes, out):
-    lib = _onednn_library(xp, x)
+    lib = _onednn.library_for(xp, x)
     if lib is None:
         return None
     y_shape = (*x.shape[:2], *out_sizes)
@@ -226,7 +220,7 @@ def _max_forward_onednn(xp, x, kernel, stride, pad, out_sizes, out):
 
 
 def _max_backward_onednn(xp, x, dy, kernel, stride, pad, out):
-    lib = _onednn_library(xp, x, dy)
+    lib = _onednn.library_for(xp, x, dy)
     if lib is None:
         return None
     return _onednn.max_pool_grad(lib, np.ascontiguousarray(x), np.ascontiguousarray(dy),

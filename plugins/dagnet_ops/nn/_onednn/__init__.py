@@ -10,13 +10,17 @@ by :func:`unavailable_reason`.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from dagnet import config
 
 from ._convolution import conv_forward, conv_grad_data, conv_grad_weight, conv_grads
 from ._library import DISTRIBUTION, Library, OneDNNError, failure, load
 from ._pooling import max_pool, max_pool_grad
 
-__all__ = ["library", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
+__all__ = ["library", "library_for", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
            "conv_forward", "conv_grad_data", "conv_grad_weight", "conv_grads", "max_pool",
            "max_pool_grad"]
 
@@ -26,6 +30,14 @@ def library() -> Library | None:
     if not config.get("cpu_onednn"):
         return None
     return load()
+
+
+def library_for(xp: Any, *arrays: Any) -> Library | None:
+    """The library when it should run a layer's kernel on ``arrays``: float32 arrays on
+    numpy, with the library loaded and switched on; else None (numpy's kernels run)."""
+    if xp is not np or any(a.dtype != np.float32 for a in arrays):
+        return None
+    return library()
 
 
 def unavailable_reason() -> str | None:

@@ -119,15 +119,19 @@ def _kernels_for(lib: Library, kind: type, problem: PoolProblem, threads: int):
     return _cache.get(lib, (kind.__name__, problem), threads, lambda: kind(lib, problem))
 
 
+def _problem(x_shape, y_shape, kernel, stride, pad, pad_after) -> PoolProblem | None:
+    if not all(x_shape):
+        return None  # oneDNN takes no empty arrays; numpy's kernels handle them
+    return PoolProblem(tuple(x_shape), tuple(y_shape), tuple(kernel), tuple(stride),
+                       tuple(pad), tuple(pad_after))
+
+
 def max_pool_grad(lib, x, dy, kernel, stride, pad, pad_after, threads, out=None):
     """The gradient of max pooling ``x`` ``(N, C, *S)`` (float32, C order) for the output
     gradient ``dy``: each window's gradient goes to its maximum.  Written into ``out`` when
     it fits (float32, C order); None when oneDNN has no kernel for it."""
-    if not x.size:
-        return None
-    problem = PoolProblem(tuple(x.shape), tuple(dy.shape), tuple(kernel), tuple(stride),
-                          tuple(pad), tuple(pad_after))
-    kernels = _kernels_for(lib, _MaxPoolGrad, problem, threads)
+    problem = _problem(x.shape, dy.shape, kernel, stride, pad, pad_after)
+    kernels = problem and _kernels_for(lib, _MaxPoolGrad, problem, threads)
     if kernels is None:
         return None
     dx = output_array(out, x.shape)
@@ -138,11 +142,8 @@ def max_pool_grad(lib, x, dy, kernel, stride, pad, pad_after, threads, out=None)
 def max_pool(lib, x, y_shape, kernel, stride, pad, pad_after, threads, out=None):
     """Max pooling of ``x`` ``(N, C, *S)`` (float32, C order) into ``y_shape``, written into
     ``out`` when it fits (float32, C order); None when oneDNN has no kernel for it."""
-    if not x.size:
-        return None
-    problem = PoolProblem(tuple(x.shape), tuple(y_shape), tuple(kernel), tuple(stride),
-                          tuple(pad), tuple(pad_after))
-    kernels = _kernels_for(lib, _MaxPool, problem, threads)
+    problem = _problem(x.shape, y_shape, kernel, stride, pad, pad_after)
+    kernels = problem and _kernels_for(lib, _MaxPool, problem, threads)
     if kernels is None:
         return None
     y = output_array(out, y_shape)
