@@ -25,6 +25,7 @@ DEFAULTS = {
     "temp_space_copies": 4,
     "memory_plan": True,
     "eliminate_common_expr": True,
+    "graph_passes": True,
     "exec_bulk_size": 15,
     "engine_max_pending": 16,
     "engine_exit_timeout": 5.0,

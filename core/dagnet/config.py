@@ -100,6 +100,10 @@ _KEYS: dict[str, Key] = {
         Key("eliminate_common_expr", bool, True,
             "executors merge operator nodes that compute the same thing from the same inputs "
             "before planning (MXNet's MXNET_ELIMINATE_COMMON_EXPR is read too)"),
+        Key("graph_passes", bool, True,
+            "executors run the installed graph passes (`dagnet plugins` lists them; the "
+            "built-in 'nchw16c_layout' keeps convolution networks' float32 CPU activations "
+            "in oneDNN's blocked layout) on the graph before planning"),
         Key("exec_bulk_size", int, 15,
             "executors push a chain of up to this many nodes, and autograd's backward pass "
             "up to this many backward operators, as one engine operation (MXNet's bulk "

@@ -14,6 +14,8 @@ plans memory from the operators' declarations (``dagnet.config`` key
 ``memory_plan``, ``DAGNET_MEMORY_PLAN=0`` turns planning off) and pushes
 every node to the engine.  ``group2ctx`` runs each ``ctx_group`` of nodes on its
 own device (model parallelism), with copies where the graph crosses devices.
+Graph passes that plugins register rewrite a bound graph first (see
+:class:`BoundGraph`; ``dagnet.config`` key ``graph_passes``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from ._bind import bind, simple_bind
 from ._cached_op import CachedOp, CachedOpError
 from ._executor import Executor, UnknownArgumentError, UnknownParameterError
+from ._graph_passes import BoundGraph, GraphPassError
 
-__all__ = ["CachedOp", "CachedOpError", "Executor", "UnknownArgumentError",
-           "UnknownParameterError", "bind", "simple_bind"]
+__all__ = ["BoundGraph", "CachedOp", "CachedOpError", "Executor", "GraphPassError",
+           "UnknownArgumentError", "UnknownParameterError", "bind", "simple_bind"]

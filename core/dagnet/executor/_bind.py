@@ -30,6 +30,7 @@ from ._cross_device import bridge_devices
 from ._cse import eliminate_common_expr, remap_entries
 from ._executor import Executor, UnknownArgumentError
 from ._graph import GRAD_REQS, build_graph
+from ._graph_passes import run_graph_passes
 from ._placement import check_group2ctx, input_contexts, place_nodes
 from ._shared_arrays import ArraySource
 
@@ -174,6 +175,14 @@ def _make(symbol: Any, dev: Any, shapes: dict, dtypes: dict, args: list, grads: 
         optimized, mapping = eliminate_common_expr(symbol)
         shapes = remap_entries(shapes, mapping, optimized)
         dtypes = remap_entries(dtypes, mapping, optimized)
+    if not group2ctx:  # one device: what the passes are told
+        arg_nodes, aux_nodes = symbol._variables()
+        given = {n.name: a.shape for n, a in zip(arg_nodes + aux_nodes, args + aux)}
+        types = {n.name: a.dtype for n, a in zip(arg_nodes + aux_nodes, args + aux)}
+        optimized, shapes, dtypes = run_graph_passes(
+            optimized, shapes, dtypes, dev.ctx,
+            lambda rewritten: (_complete_shapes(rewritten, given, "graph pass"),
+                               _complete_dtypes(rewritten, types, "graph pass")))
     devices = place_nodes(optimized, dev.ctx, group2ctx, [a.context for a in args],
                           [a.context for a in aux])
     grad_devices = [None if g is None else g.context for g in grads]

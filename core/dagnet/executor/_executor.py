@@ -396,7 +396,11 @@ class Executor:
         ``monitor_all`` first every node input: a variable under its own name, then
         each input as ``<node>_<input>``) as the forward pass pushes it.  The array
         holds the value for work pushed from the callback (``array.norm()``) or read
-        in it (``asnumpy()`` waits); a later forward pass may reuse its memory."""
+        in it (``asnumpy()`` waits); a later forward pass may reuse its memory.  The
+        nodes are those of :meth:`get_optimized_symbol`: where a graph pass changed a
+        node, the callback sees what the changed node computes (``nchw16c_layout`` keeps
+        a convolution's output as a 5-D NCHW16c array, the same values in another
+        order)."""
         self._monitor = (callback, bool(monitor_all))
 
     # -- shapes --------------------------------------------------------------------------
@@ -433,7 +437,8 @@ class Executor:
     def get_optimized_symbol(self) -> Any:
         """The symbol this executor runs: the bound one after the graph passes made at
         bind time (common-subexpression elimination, unless the config key
-        ``eliminate_common_expr`` or ``MXNET_ELIMINATE_COMMON_EXPR`` turns it off)."""
+        ``eliminate_common_expr`` or ``MXNET_ELIMINATE_COMMON_EXPR`` turns it off; then
+        the passes plugins register, unless config ``graph_passes`` is off)."""
         from ..symbol import Symbol
 
         return Symbol(list(self._graph.symbol._outputs))

@@ -29,12 +29,20 @@ from ._manager import (
     PluginLoadWarning,
     PluginManager,
 )
-from ._registry import BackendRegistry, EngineRegistry, OpRegistry, Provider, Registration
+from ._registry import (
+    BackendRegistry,
+    EngineRegistry,
+    GraphPassRegistry,
+    OpRegistry,
+    Provider,
+    Registration,
+)
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "BackendRegistry",
     "EngineRegistry",
+    "GraphPassRegistry",
     "OpRegistry",
     "PluginInfo",
     "PluginLoadError",
@@ -48,6 +56,7 @@ __all__ = [
     "engines",
     "backends",
     "ops",
+    "graph_passes",
     "register",
     "reset",
 ]
@@ -79,6 +88,11 @@ def backends() -> BackendRegistry:
 def ops() -> OpRegistry:
     """The operator registry, loading plugins on first call."""
     return manager().op_registry()
+
+
+def graph_passes() -> GraphPassRegistry:
+    """The graph pass registry, loading plugins on first call."""
+    return manager().graph_pass_registry()
 
 
 def register(plugin: object, name: str | None = None) -> None:

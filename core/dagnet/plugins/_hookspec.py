@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from ._registry import BackendRegistry, EngineRegistry, OpRegistry
+    from ._registry import BackendRegistry, EngineRegistry, GraphPassRegistry, OpRegistry
 
 hookspec = pluggy.HookspecMarker("dagnet")
 hookimpl = pluggy.HookimplMarker("dagnet")
@@ -45,4 +45,15 @@ def dagnet_register_ops(ops: OpRegistry) -> None:
 
     Called when the operator registry is first needed (``dagnet.nd.<op>``,
     ``dagnet ops``).
+    """
+
+
+@hookspec
+def dagnet_register_graph_passes(passes: GraphPassRegistry) -> None:
+    """Add graph passes: ``passes.add(name, rewrite, override=False)``.
+
+    ``rewrite(graph)`` gets a :class:`dagnet.executor.BoundGraph` (a symbol's JSON with
+    every node's output shapes and dtypes, and the device) when an executor is bound, and
+    returns the rewritten JSON, or None to leave the graph as it is.  Called when the
+    first executor is bound or the registry is listed.
     """

@@ -16,7 +16,14 @@ import pluggy
 
 from .._errors import PluginError
 from . import _hookspec
-from ._registry import BackendRegistry, EngineRegistry, OpRegistry, Provider, Registry
+from ._registry import (
+    BackendRegistry,
+    EngineRegistry,
+    GraphPassRegistry,
+    OpRegistry,
+    Provider,
+    Registry,
+)
 
 __all__ = [
     "PluginManager", "PluginInfo", "PluginLoadError", "PluginLoadWarning", "ENTRY_POINT_GROUP",
@@ -30,6 +37,7 @@ _HOOKS = {
     "engines": "dagnet_register_engines",
     "backends": "dagnet_register_backends",
     "ops": "dagnet_register_ops",
+    "graph_passes": "dagnet_register_graph_passes",
 }
 
 
@@ -130,7 +138,8 @@ class PluginManager:
         self.engines = EngineRegistry()
         self.backends = BackendRegistry()
         self.ops = OpRegistry()
-        for registry in (self.engines, self.backends, self.ops):
+        self.graph_passes = GraphPassRegistry()
+        for registry in (self.engines, self.backends, self.ops, self.graph_passes):
             registry.notes = self._notes
         self._filled: set[str] = set()
 
@@ -289,6 +298,9 @@ class PluginManager:
 
     def op_registry(self) -> OpRegistry:
         return self._fill("ops")  # type: ignore[return-value]
+
+    def graph_pass_registry(self) -> GraphPassRegistry:
+        return self._fill("graph_passes")  # type: ignore[return-value]
 
     def load_all(self) -> None:
         """Discover every plugin and fill every registry (what ``dagnet plugins`` shows)."""

@@ -12,6 +12,7 @@ from .._errors import DuplicateRegistrationError, UnknownNameError
 
 __all__ = [
     "Provider", "Registration", "Registry", "EngineRegistry", "BackendRegistry", "OpRegistry",
+    "GraphPassRegistry",
 ]
 
 T = TypeVar("T")
@@ -257,3 +258,17 @@ class OpRegistry(Registry[Any]):
         if not isinstance(name, str):
             raise TypeError(f"an operator needs a string 'name' attribute, got {op!r}")
         self._add(name, op, override=override, aliases=aliases)
+
+
+class GraphPassRegistry(Registry[Callable[[Any], Any]]):
+    """Graph passes by name: rewrites of a bound graph (MXNet's subgraph backends), run in
+    name order on every executor bound while config ``graph_passes`` is on."""
+
+    kind = "graph pass"
+    how_to_choose = "install the package that provides it and check `dagnet plugins`"
+
+    def add(self, name: str, rewrite: Callable[[Any], Any], *, override: bool = False) -> None:
+        """Register ``rewrite(graph) -> JSON dict | None`` under ``name``."""
+        if not callable(rewrite):
+            raise TypeError(f"graph pass {name!r}: rewrite must be callable, got {rewrite!r}")
+        self._add(name, rewrite, override=override)
