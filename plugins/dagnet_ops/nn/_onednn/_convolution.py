@@ -6,7 +6,9 @@ effect when it is made); a training step repeats the same problems, so later cal
 point the memory objects at the new arrays and run.  Layouts are left to oneDNN
 (``format_tag any``: blocked channels on AVX-512), and the kernels reorder to and from
 the plain NCHW / OIHW arrays dagnet passes, except where ``ConvProblem.plain_layouts``
-keeps those.
+keeps those.  With ``blocked=True`` the data and its gradients are NCHW16c arrays
+(``(N, C/16, H, W, 16)``, oneDNN's own layout on AVX-512), taken and given as they are;
+only the filters are reordered.
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import ctypes
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ._library import DIMS, Library
+from ._library import DIMS, Library, OneDNNError
 from ._primitive import (
+    CHANNEL_BLOCK,
     Argument,
     Kernel,
     KernelCache,
@@ -27,17 +30,17 @@ from ._primitive import (
 )
 
 __all__ = ["ConvProblem", "kernel_for", "conv_forward", "conv_grad_data", "conv_grad_weight",
-           "conv_grads"]
+           "conv_grads", "blocked_shape", "plain_shape", "takes_blocked"]
 
 _FORWARD_TRAINING = 64
 _CONVOLUTION_DIRECT = 1
 _CACHE_SIZE = 256  # problems kept: a large network has a few dozen distinct ones
-_CHANNEL_BLOCK = 16  # channels per block in oneDNN's AVX-512 layouts
 
 
 class ConvProblem(NamedTuple):
-    """One convolution's shapes and parameters (dagnet's: ``w`` is ``(F, C/g, *kernel)``);
-    the bias is added by the layer, not here."""
+    """One convolution's shapes and parameters (dagnet's: ``w`` is ``(F, C/g, *kernel)``,
+    the data's shapes plain NCHW even when ``blocked``); the bias is added by the layer,
+    not here.  ``blocked``: the data, the output and their gradients are NCHW16c."""
 
     x_shape: tuple[int, ...]
     w_shape: tuple[int, ...]
@@ -46,6 +49,7 @@ class ConvProblem(NamedTuple):
     dilate: tuple[int, ...]
     pad: tuple[int, ...]
     groups: int
+    blocked: bool = False
 
     def plain_layouts(self, pass_: str) -> bool:
         """Whether ``pass_`` runs on the plain layouts (oneDNN's matrix-product kernels)
@@ -54,8 +58,10 @@ class ConvProblem(NamedTuple):
         of an ungrouped convolution with fewer input channels than a channel block (a
         network's first layer), where oneDNN 3.2 picks a channel-last kernel three times
         slower."""
+        if self.blocked:
+            return False
         pointwise = all(k == 1 for k in self.w_shape[2:]) and not any(self.pad)
-        few_channels = self.groups == 1 and self.w_shape[1] < _CHANNEL_BLOCK
+        few_channels = self.groups == 1 and self.w_shape[1] < CHANNEL_BLOCK
         return pointwise or (pass_ == "backward_data" and few_channels)
 
     @property
@@ -70,9 +76,11 @@ class _Descs:
     """The memory descriptors and geometry arrays shared by a problem's primitives."""
 
     def __init__(self, lib: Library, p: ConvProblem, layout_free: bool):
-        # layout_free: oneDNN picks the layouts (reordered to and from)
-        self.x, self.w, self.y = (MemoryDesc(lib, shape, any_layout=layout_free)
-                                  for shape in (p.x_shape, p.onednn_w_shape, p.y_shape))
+        # layout_free: oneDNN picks the layouts (reordered to and from), the data's
+        # NCHW16c when the problem is blocked
+        self.x, self.y = (MemoryDesc(lib, shape, any_layout=layout_free and not p.blocked,
+                                     blocked=p.blocked) for shape in (p.x_shape, p.y_shape))
+        self.w = MemoryDesc(lib, p.onednn_w_shape, any_layout=layout_free)
         self.stride = DIMS(*p.stride)
         self.dilate = DIMS(*(d - 1 for d in p.dilate))  # oneDNN counts the gaps
         self.pad = DIMS(*p.pad)
@@ -93,9 +101,16 @@ def _forward_pd(lib: Library, d: _Descs) -> ctypes.c_void_p:
 
 
 def _forward(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
-    args = [Argument("src", p.x_shape), Argument("weights", p.onednn_w_shape),
-            Argument("dst", p.y_shape, output=True)]
+    x, y = _data_shapes(p)
+    args = [Argument("src", x), Argument("weights", p.onednn_w_shape),
+            Argument("dst", y, output=True)]
     return Kernel(lib, _forward_pd(lib, d), args, "convolution forward")
+
+
+def _data_shapes(p: ConvProblem) -> tuple:
+    """The data's and the output's shapes as the kernel's arguments declare them: None
+    (the primitive's own layout, passed as it is) when the problem is blocked."""
+    return (None, None) if p.blocked else (p.x_shape, p.y_shape)
 
 
 def _backward_pd(lib: Library, d: _Descs, create: Callable[..., int], what: str
@@ -117,8 +132,9 @@ def _backward_data(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
             pd_ref, lib.engine, _CONVOLUTION_DIRECT, d.x.handle, d.w.handle, d.y.handle,
             d.stride, d.dilate, d.pad, d.pad, hint, d.attr)),
         "convolution backward-data descriptor")
-    args = [Argument("diff_dst", p.y_shape), Argument("weights", p.onednn_w_shape),
-            Argument("diff_src", p.x_shape, output=True)]
+    x, y = _data_shapes(p)
+    args = [Argument("diff_dst", y), Argument("weights", p.onednn_w_shape),
+            Argument("diff_src", x, output=True)]
     return Kernel(lib, pd, args, "convolution backward data")
 
 
@@ -128,7 +144,8 @@ def _backward_weights(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
             pd_ref, lib.engine, _CONVOLUTION_DIRECT, d.x.handle, d.w.handle, None,
             d.y.handle, d.stride, d.dilate, d.pad, d.pad, hint, d.attr)),
         "convolution backward-weights descriptor")
-    args = [Argument("src", p.x_shape), Argument("diff_dst", p.y_shape),
+    x, y = _data_shapes(p)
+    args = [Argument("src", x), Argument("diff_dst", y),
             Argument("diff_weights", p.onednn_w_shape, output=True)]
     return Kernel(lib, pd, args, "convolution backward weights")
 
@@ -147,44 +164,99 @@ def kernel_for(lib: Library, pass_: str, problem: ConvProblem, threads: int) -> 
         lib, problem, _Descs(lib, problem, not problem.plain_layouts(pass_))))
 
 
-def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups) -> ConvProblem | None:
+def blocked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The NCHW16c array shape ``(N, C/16, *spatial, 16)`` of plain ``(N, C, *spatial)``."""
+    n, c, *sizes = shape
+    return (n, c // CHANNEL_BLOCK, *sizes, CHANNEL_BLOCK)
+
+
+def plain_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The plain ``(N, C, *spatial)`` shape of an NCHW16c array's ``(N, C/16, *spatial, 16)``."""
+    n, blocks, *sizes, block = shape
+    return (n, blocks * block, *sizes)
+
+
+def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked=False
+             ) -> ConvProblem | None:
     shapes = (tuple(x_shape), tuple(w_shape), tuple(y_shape))
     if not all(all(shape) for shape in shapes):
         return None  # oneDNN takes no empty arrays; numpy's kernels handle them
-    return ConvProblem(*shapes, tuple(stride), tuple(dilate), tuple(pad), groups)
+    return ConvProblem(*shapes, tuple(stride), tuple(dilate), tuple(pad), groups, blocked)
 
 
-def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None):
-    """``x`` ``(N, C, *S)`` cross-correlated with ``w`` ``(F, C/groups, *K)`` (float32),
-    written into ``out`` when it fits; None when oneDNN has no kernel for it."""
-    y_shape = (x.shape[0], w.shape[0], *(
+def _output_shape(x_shape, w_shape, stride, dilate, pad) -> tuple[int, ...]:
+    return (x_shape[0], w_shape[0], *(
         (s + 2 * p - d * (k - 1) - 1) // st + 1
-        for s, p, d, k, st in zip(x.shape[2:], pad, dilate, w.shape[2:], stride)))
-    problem = _problem(x.shape, w.shape, y_shape, stride, dilate, pad, groups)
+        for s, p, d, k, st in zip(x_shape[2:], pad, dilate, w_shape[2:], stride)))
+
+
+def _data(shape: tuple[int, ...], blocked: bool) -> tuple[int, ...]:
+    """An array shape of the data's plain ``shape``: NCHW16c's when ``blocked``."""
+    return blocked_shape(shape) if blocked else shape
+
+
+_native: dict[tuple, bool] = {}
+
+
+def takes_blocked(lib, x_shape, w_shape, stride, dilate, pad, groups, threads) -> bool:
+    """Whether oneDNN, left to choose, runs this 2-D convolution (plain shapes) on NCHW16c
+    data and output: its native layout on AVX-512 machines, where the ``blocked`` kernels
+    need no reorder of the data."""
+    y_shape = _output_shape(x_shape, w_shape, stride, dilate, pad)
+    problem = _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups)
+    if problem is None or len(x_shape) != 4 or groups != 1 or \
+            x_shape[1] % CHANNEL_BLOCK or w_shape[0] % CHANNEL_BLOCK:
+        return False
+    key = (problem, threads)
+    if key not in _native:
+        lib.use_threads(threads)
+        try:
+            kernel = _forward(lib, problem, _Descs(lib, problem, True))
+        except OneDNNError:
+            _native[key] = False
+        else:
+            _native[key] = (kernel.takes_layout("src", MemoryDesc(lib, x_shape, blocked=True))
+                            and kernel.takes_layout("dst", MemoryDesc(lib, y_shape,
+                                                                      blocked=True)))
+    return _native[key]
+
+
+def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None, blocked=False):
+    """``x`` ``(N, C, *S)`` cross-correlated with ``w`` ``(F, C/groups, *K)`` (float32),
+    written into ``out`` when it fits; None when oneDNN has no kernel for it.  ``blocked``:
+    ``x`` and the result are NCHW16c."""
+    x_shape = plain_shape(x.shape) if blocked else x.shape
+    y_shape = _output_shape(x_shape, w.shape, stride, dilate, pad)
+    problem = _problem(x_shape, w.shape, y_shape, stride, dilate, pad, groups, blocked)
     kernel = problem and kernel_for(lib, "forward", problem, threads)
     if kernel is None:
         return None
-    y = output_array(out, y_shape)
+    y = output_array(out, _data(y_shape, blocked))
     kernel.run({"src": x, "weights": w, "dst": y}, threads)
     return y
 
 
-def conv_grad_data(lib, dy, w, x_shape, stride, dilate, pad, groups, threads, out=None):
-    """The gradient of :func:`conv_forward` for its input of ``x_shape``, written into
-    ``out`` when it fits; None when oneDNN has no kernel for it."""
-    problem = _problem(x_shape, w.shape, dy.shape, stride, dilate, pad, groups)
+def conv_grad_data(lib, dy, w, x_shape, stride, dilate, pad, groups, threads, out=None,
+                   blocked=False):
+    """The gradient of :func:`conv_forward` for its input of (plain) ``x_shape``, written
+    into ``out`` when it fits; None when oneDNN has no kernel for it."""
+    y_shape = plain_shape(dy.shape) if blocked else dy.shape
+    problem = _problem(x_shape, w.shape, y_shape, stride, dilate, pad, groups, blocked)
     kernel = problem and kernel_for(lib, "backward_data", problem, threads)
     if kernel is None:
         return None
-    dx = output_array(out, tuple(x_shape))
+    dx = output_array(out, _data(tuple(x_shape), blocked))
     kernel.run({"diff_dst": dy, "weights": w, "diff_src": dx}, threads)
     return dx
 
 
-def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, out=None):
+def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, out=None,
+                     blocked=False):
     """The gradient of :func:`conv_forward` for its filters of ``w_shape``, written into
     ``out`` when it fits; None when oneDNN has no kernel for it."""
-    problem = _problem(x.shape, w_shape, dy.shape, stride, dilate, pad, groups)
+    x_shape, y_shape = (plain_shape(x.shape), plain_shape(dy.shape)) if blocked else \
+        (x.shape, dy.shape)
+    problem = _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked)
     kernel = problem and kernel_for(lib, "backward_weights", problem, threads)
     if kernel is None:
         return None
@@ -193,11 +265,14 @@ def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, 
     return dw
 
 
-def conv_grads(lib, dy, x, w, stride, dilate, pad, groups, threads, dx_out=None, dw_out=None):
+def conv_grads(lib, dy, x, w, stride, dilate, pad, groups, threads, dx_out=None, dw_out=None,
+               blocked=False):
     """Both gradients of :func:`conv_forward`, ``(dx, dw)``, written into ``dx_out`` and
     ``dw_out`` when they fit, ``dy`` reordered once for the two passes where they take it
     in the same layout; None when oneDNN lacks a kernel for one of the passes."""
-    problem = _problem(x.shape, w.shape, dy.shape, stride, dilate, pad, groups)
+    x_shape, y_shape = (plain_shape(x.shape), plain_shape(dy.shape)) if blocked else \
+        (x.shape, dy.shape)
+    problem = _problem(x_shape, w.shape, y_shape, stride, dilate, pad, groups, blocked)
     data = problem and kernel_for(lib, "backward_data", problem, threads)
     weights = problem and kernel_for(lib, "backward_weights", problem, threads)
     if data is None or weights is None:

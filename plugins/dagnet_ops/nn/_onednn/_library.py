@@ -99,6 +99,10 @@ _SIGNATURES = [
      [_PP, _P, _INT, _INT, _P, _P, DIMS, DIMS, DIMS, DIMS, DIMS, _P]),
     ("dnnl_pooling_backward_primitive_desc_create", _INT,
      [_PP, _P, _INT, _P, _P, DIMS, DIMS, DIMS, DIMS, DIMS, _P, _P]),
+    ("dnnl_batch_normalization_forward_primitive_desc_create", _INT,
+     [_PP, _P, _INT, _P, _P, ctypes.c_float, ctypes.c_uint, _P]),
+    ("dnnl_batch_normalization_backward_primitive_desc_create", _INT,
+     [_PP, _P, _INT, _P, _P, _P, ctypes.c_float, ctypes.c_uint, _P, _P]),
 ]
 
 

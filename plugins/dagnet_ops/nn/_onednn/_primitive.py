@@ -25,27 +25,36 @@ import dagnet
 
 from ._library import DIMS, ExecArg, Library, OneDNNError, log
 
-__all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "scratchpad_attr", "output_array",
-           "pooled_bytes", "ARG"]
+__all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "Reorder", "scratchpad_attr",
+           "output_array", "pooled_bytes", "ARG", "CHANNEL_BLOCK"]
 
 #: ``DNNL_ARG_*`` indices
-ARG = {"src": 1, "dst": 17, "weights": 33, "workspace": 64, "scratchpad": 80,
-       "diff_src": 129, "diff_dst": 145, "diff_weights": 161}
+ARG = {"src": 1, "dst": 17, "weights": 33, "mean": 49, "variance": 50, "scale": 51,
+       "shift": 52, "workspace": 64, "scratchpad": 80, "diff_src": 129, "diff_dst": 145,
+       "diff_weights": 161, "diff_scale": 255, "diff_shift": 256}
 QUERY_EXEC_ARG_MD = 255
 F32 = 3  # dnnl_f32
 FORMAT_ANY = 1  # dnnl_format_tag_any
 _PLAIN_TAG = {1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7}  # ndim -> dnnl_a, dnnl_ab, ... (C order)
+_BLOCKED_TAG = {4: 78}  # ndim -> dnnl_aBcd16b (nChw16c): channels in blocks of CHANNEL_BLOCK
+#: channels per block in oneDNN's AVX-512 layouts (and in dagnet's NCHW16c arrays)
+CHANNEL_BLOCK = 16
 _SCRATCHPAD_USER = 1  # dnnl_scratchpad_mode_user
 _HOST = dagnet.cpu()
 
 
 class MemoryDesc:
-    """A memory descriptor this process created (destroyed with it)."""
+    """A memory descriptor this process created (destroyed with it): of the plain C-order
+    layout, of oneDNN's choice (``any_layout``), or of channels in blocks of
+    :data:`CHANNEL_BLOCK` (``blocked``: the layout of a 4-D NCHW16c array, shape
+    ``(N, C/16, H, W, 16)``)."""
 
-    def __init__(self, lib: Library, shape: tuple[int, ...], *, any_layout: bool = False):
+    def __init__(self, lib: Library, shape: tuple[int, ...], *, any_layout: bool = False,
+                 blocked: bool = False):
         self.lib, self.shape = lib, tuple(shape)
         dims = DIMS(*shape)
-        tag = FORMAT_ANY if any_layout else _PLAIN_TAG[len(shape)]
+        tag = (FORMAT_ANY if any_layout else _BLOCKED_TAG[len(shape)] if blocked
+               else _PLAIN_TAG[len(shape)])
         self.handle = ctypes.c_void_p()
         lib.check(lib.dll.dnnl_memory_desc_create_with_tag(
             ctypes.byref(self.handle), len(shape), dims, F32, tag),
@@ -131,9 +140,9 @@ def pooled_bytes(*sizes: int) -> Iterator[list[np.ndarray]]:
             dagnet.storage.free(block)
 
 
-class _Reorder:
-    """Copies one layout into another: the caller's plain array to the primitive's layout
-    (an input) or back (an output), through a buffer of the primitive's layout."""
+class Reorder:
+    """Copies one layout into another: a plain array into a buffer of another layout (an
+    input) or back (an output)."""
 
     def __init__(self, lib: Library, plain: MemoryDesc, inner_md: int, output: bool):
         self.plain, self.output = _Memory(lib, plain.handle), output
@@ -146,6 +155,15 @@ class _Reorder:
         self.primitive = _Primitive(lib, pd, "reorder")
         self.args = (ExecArg * 2)(ExecArg(ARG["src"], src.handle.value),
                                   ExecArg(ARG["dst"], dst.handle.value))
+
+    def run(self, lib: Library, plain: np.ndarray, inner: np.ndarray, threads: int) -> None:
+        """Copy ``plain`` into ``inner`` (or back, for an output) and wait; the caller holds
+        the lock that guards this reorder's memory objects."""
+        stream = lib.stream(threads)
+        self.plain.point_at(plain)
+        self.inner.point_at(inner)
+        self.primitive.run(stream, self.args)
+        lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
 
 
 class Kernel:
@@ -161,7 +179,7 @@ class Kernel:
         self.primitive = _Primitive(lib, pd, what)
         self._plain = {a.name: MemoryDesc(lib, a.shape) for a in arguments if a.shape}
         self._direct: dict[str, _Memory] = {}
-        self._reorders: dict[str, _Reorder] = {}
+        self._reorders: dict[str, Reorder] = {}
         exec_args = []
         for a in arguments:
             inner_md = self.primitive.md(ARG[a.name])
@@ -170,7 +188,7 @@ class Kernel:
             elif lib.dll.dnnl_memory_desc_equal(inner_md, self._plain[a.name].handle):
                 memory = self._direct[a.name] = _Memory(lib, self._plain[a.name].handle)
             else:
-                reorder = self._reorders[a.name] = _Reorder(
+                reorder = self._reorders[a.name] = Reorder(
                     lib, self._plain[a.name], inner_md, a.output)
                 memory = reorder.inner
             exec_args.append(ExecArg(ARG[a.name], memory.handle.value))
@@ -185,6 +203,11 @@ class Kernel:
         """The bytes argument ``name`` takes in the primitive's own layout."""
         return self.lib.dll.dnnl_memory_desc_get_size(self.primitive.md(ARG[name]))
 
+    def takes_layout(self, name: str, desc: MemoryDesc) -> bool:
+        """Whether the primitive takes argument ``name`` in the layout of ``desc``."""
+        return bool(self.lib.dll.dnnl_memory_desc_equal(self.primitive.md(ARG[name]),
+                                                        desc.handle))
+
     def shares_layout(self, other: Kernel, name: str) -> bool:
         """Whether input ``name`` is reordered into the same layout by this kernel and
         ``other``, so that one :meth:`stage` serves both runs."""
@@ -195,13 +218,8 @@ class Kernel:
     def stage(self, name: str, array: np.ndarray, buffer: np.ndarray, threads: int) -> None:
         """Reorder input ``name``, the plain ``array``, into ``buffer`` (bytes,
         :meth:`nbytes` of them) in the primitive's layout, for runs given it ``staged``."""
-        reorder, lib = self._reorders[name], self.lib
         with self._lock:
-            stream = lib.stream(threads)
-            reorder.plain.point_at(array)
-            reorder.inner.point_at(buffer)
-            reorder.primitive.run(stream, reorder.args)
-            lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
+            self._reorders[name].run(self.lib, array, buffer, threads)
 
     def run(self, arrays: Mapping[str, np.ndarray], threads: int, *,
             staged: Collection[str] = ()) -> None:
