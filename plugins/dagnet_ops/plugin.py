@@ -1,4 +1,5 @@
-"""Registers the built-in operators (entry point ``ops`` of the ``dagnet`` distribution)."""
+"""Registers the built-in operators and graph passes (entry point ``ops`` of the ``dagnet``
+distribution)."""
 
 from __future__ import annotations
 
@@ -24,3 +25,10 @@ def dagnet_register_ops(ops):
     for module in _op_modules():
         for op in module.OPS:
             ops.add(op, aliases=op.aliases)
+
+
+@dagnet.hookimpl
+def dagnet_register_graph_passes(passes):
+    from .nn import layout_pass
+
+    passes.add(layout_pass.NAME, layout_pass.rewrite)
