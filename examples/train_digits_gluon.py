@@ -54,13 +54,16 @@ def main(argv: list[str] | None = None) -> float:
     if hybridize:
         net.hybridize(static_alloc=True, static_shape=True)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
+    steps = len(x_train) // batch
+    # the rate falls to nothing over the run, so the last epochs settle instead of jumping
+    schedule = mx.lr_scheduler.CosineScheduler(max_update=steps * args.epochs, base_lr=args.lr)
     trainer = gluon.Trainer(net.collect_params(), "sgd",
-                            {"learning_rate": args.lr, "momentum": args.momentum, "wd": args.wd})
+                            {"learning_rate": args.lr, "momentum": args.momentum, "wd": args.wd,
+                             "lr_scheduler": schedule})
 
     print(f"training on {len(x_train)} digits with gluon "
           f"({'hybridized' if hybridize else 'imperative'}), testing on {len(x_test)}; "
           f"engine {mx.engine.current().name}, device {ctx}")
-    steps = len(x_train) // batch
     test_data = mx.nd.array(x_test, ctx=ctx)
     started = time.perf_counter()
     accuracy = 0.0
