@@ -169,3 +169,33 @@ def test_a_hybridized_gluon_network_matches_the_imperative_one():
         results.append((y.asnumpy(), net[0].weight.grad().asnumpy()))
     for got, want in zip(results[1], results[0]):
         _close(got, want, 1e-4)
+
+
+@pytest.mark.parametrize("wanted", ["data", "weight", "both"])
+def test_the_blocked_convolution_gives_each_gradient_alone(wanted):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 16, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((32, 16, 3, 3)).astype(np.float32)
+    dy = rng.standard_normal((2, 32, 5, 5)).astype(np.float32)
+    grads = {}
+    for blocked in (False, True):
+        data = mx.nd.array(x)
+        weight = mx.nd.array(w)
+        for name, array in (("data", data), ("weight", weight)):
+            if wanted in (name, "both"):
+                array.attach_grad()
+        with mx.autograd.record():
+            if blocked:
+                y = mx.nd._NCHW16c_to_NCHW(mx.nd._Convolution_NCHW16c(
+                    mx.nd._NCHW_to_NCHW16c(data), weight, kernel=(3, 3), pad=(1, 1),
+                    num_filter=32, no_bias=True))
+            else:
+                y = mx.nd.Convolution(data, weight, kernel=(3, 3), pad=(1, 1), num_filter=32,
+                                      no_bias=True)
+        y.backward(mx.nd.array(dy))
+        grads[blocked] = [a.grad.asnumpy() if a.grad is not None else None
+                          for a in (data, weight)]
+    for got, want in zip(grads[True], grads[False]):
+        assert (got is None) == (want is None)
+        if want is not None:
+            _close(got, want, 1e-5)

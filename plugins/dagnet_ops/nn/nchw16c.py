@@ -183,11 +183,9 @@ def _conv_backward(attrs, ctx, inputs, req, outputs):
     wants_dx, wants_dw = (r is not OpReqType.NULL for r in req[:2])
     lib = _onednn_ready(xp, inputs[:3])
     grads = None
-    if lib is not None and wants_dx and wants_dw:
-        _, stride, dilate, pad = convolution.conv_geometry("Convolution", attrs, 4)
-        grads = _onednn.conv_grads(lib, dy, x, w, stride, dilate, pad, 1, threads_for(xp),
-                                   _direct(outputs[0], req[0]), _direct(outputs[1], req[1]),
-                                   blocked=True)
+    if lib is not None:
+        grads = _onednn_grads(lib, attrs, dy, x, w, threads_for(xp), wants_dx, wants_dw,
+                              _direct(outputs[0], req[0]), _direct(outputs[1], req[1]))
     if grads is None:
         _through_plain(convolution._backward, attrs, ctx, inputs, req, outputs, {0, 1})
         return
@@ -195,6 +193,23 @@ def _conv_backward(attrs, ctx, inputs, req, outputs):
     assign(outputs[1], req[1], grads[1])
     if not attrs.no_bias and req[2] is not OpReqType.NULL:
         assign(outputs[2], req[2], dy.sum(axis=(0, 2, 3)).reshape(-1))
+
+
+def _onednn_grads(lib, attrs, dy, x, w, threads, wants_dx, wants_dw, dx_out, dw_out):
+    """``(dx, dw)`` through oneDNN, the one not wanted None; None when oneDNN lacks a
+    kernel."""
+    if not (wants_dx or wants_dw):
+        return None, None
+    _, stride, dilate, pad = convolution.conv_geometry("Convolution", attrs, 4)
+    geometry = (stride, dilate, pad, 1, threads)
+    if wants_dx and wants_dw:
+        return _onednn.conv_grads(lib, dy, x, w, *geometry, dx_out, dw_out, blocked=True)
+    if wants_dx:
+        dx = _onednn.conv_grad_data(lib, dy, w, _plain_shape(x.shape), *geometry, dx_out,
+                                    blocked=True)
+        return None if dx is None else (dx, None)
+    dw = _onednn.conv_grad_weight(lib, x, dy, w.shape, *geometry, dw_out, blocked=True)
+    return None if dw is None else (None, dw)
 
 
 def _conv_sample(draw):
