@@ -75,6 +75,7 @@ _SIGNATURES = [
     ("dnnl_memory_desc_create_with_tag", _INT, [_PP, _INT, DIMS, _INT, _INT]),
     ("dnnl_memory_desc_destroy", _INT, [_P]),
     ("dnnl_memory_desc_equal", _INT, [_P, _P]),
+    ("dnnl_memory_desc_reshape", _INT, [_PP, _P, _INT, DIMS]),
     ("dnnl_memory_desc_get_size", ctypes.c_size_t, [_P]),
     ("dnnl_memory_create", _INT, [_PP, _P, _P, _P]),
     ("dnnl_memory_set_data_handle", _INT, [_P, _P]),
