@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pytest
+
 from dagnet.operator import Gradient, NodeFacts, NoGradient, ZeroGradient, plan_backward
 
 
@@ -65,6 +67,19 @@ def test_reads_follow_the_order_uses_names_them():
                                    ("out_grad", 0), ("out_grad", 1),
                                    ("in_data", 0), ("in_data", 1))
     assert plan.parts[(x, 0)] == 2
+
+
+def test_a_rule_may_read_some_outputs_only():
+    x = FakeNode("x")
+    rule = Gradient("_backward_norm", uses=("out_grad", "out_data"), out_data=(2, 1))
+    node = FakeNode("norm", rule, [(x, 0)], outputs=3)
+    plan = plan_backward(View, [node], [(node, 0)], wanted=lambda leaf: True)
+    assert plan.steps[0].reads == (("out_grad", 0), ("out_data", 2), ("out_data", 1))
+
+
+def test_listing_outputs_read_needs_out_data_in_uses():
+    with pytest.raises(ValueError, match="name 'out_data' in uses"):
+        Gradient("_backward_norm", uses=("out_grad",), out_data=(1,))
 
 
 def test_auxiliary_inputs_take_no_gradient_and_do_not_make_a_node_needed():

@@ -553,14 +553,21 @@ class _BackwardLayout:
     def __init__(self, forward: Op):
         self.forward = forward
         self.uses = tuple(forward.gradient.uses)
+        self.out_data = getattr(forward.gradient, "out_data", None)
 
     def _sizes(self, attrs: Params) -> dict[str, int]:
         f = self.forward
         return {
             "out_grad": f.n_visible_outputs(attrs),
             "in_data": f.n_inputs(attrs),
-            "out_data": f.n_outputs(attrs),
+            "out_data": len(self._outputs_read(attrs)),
         }
+
+    def _outputs_read(self, attrs: Params) -> list[int]:
+        """The forward outputs the backward op reads (its ``out_data`` inputs)."""
+        if self.out_data is None:
+            return list(range(self.forward.n_outputs(attrs)))
+        return list(self.out_data)
 
     def _arguments(self, attrs: Params) -> list[int]:
         mutated = set(self.forward.mutated_inputs(attrs))
@@ -579,7 +586,7 @@ class _BackwardLayout:
         names = {
             "out_grad": [f"{n}_grad" for n in outputs[: f.n_visible_outputs(attrs)]],
             "in_data": f.list_inputs(attrs),
-            "out_data": outputs,
+            "out_data": [outputs[k] for k in self._outputs_read(attrs)],
         }
         return [n for u in self.uses for n in names[u]]
 
@@ -605,7 +612,10 @@ class _BackwardLayout:
         fwd_in = parts.get("in_data") or [None] * sizes["in_data"]
         for k, i in enumerate(args):  # a gradient has its input's shape and dtype
             fwd_in[i] = merge(fwd_in[i], outs[k], f"operator {name!r}, gradient of input {i}")
-        fwd_out = parts.get("out_data") or [None] * sizes["out_data"]
+        read = self._outputs_read(attrs)
+        fwd_out = [None] * self.forward.n_outputs(attrs)
+        for k, value in zip(read, parts.get("out_data", [])):
+            fwd_out[k] = value
         for k, value in enumerate(parts.get("out_grad", [])):  # a head gradient has its output's
             fwd_out[k] = merge(fwd_out[k], value, f"operator {name!r}, head gradient {k}")
         if rule is not None:
@@ -613,7 +623,7 @@ class _BackwardLayout:
         rebuilt = {
             "out_grad": list(fwd_out[: sizes["out_grad"]]),
             "in_data": list(fwd_in),
-            "out_data": list(fwd_out),
+            "out_data": [fwd_out[k] for k in read],
         }
         return [v for u in self.uses for v in rebuilt[u]], [fwd_in[i] for i in args]
 

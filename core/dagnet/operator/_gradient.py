@@ -170,7 +170,8 @@ def plan_backward(view: GraphView, order: Sequence[Any], heads: Sequence[Entry],
             else:
                 parts[entry] = parts.get(entry, 0) + 1
             targets.append((position, entry))
-        reads = _reads(rule.uses, visible, len(inputs), outputs)
+        reads = _reads(rule.uses, visible, len(inputs), outputs,
+                       getattr(rule, "out_data", None))
         plan.steps.append(BackwardStep(node, rule, reads, targets))
     return plan
 
@@ -178,15 +179,17 @@ def plan_backward(view: GraphView, order: Sequence[Any], heads: Sequence[Entry],
 _reads_cache: dict[tuple, tuple[tuple[str, int], ...]] = {}
 
 
-def _reads(uses: tuple[str, ...], visible: int, inputs: int, outputs: int
-           ) -> tuple[tuple[str, int], ...]:
+def _reads(uses: tuple[str, ...], visible: int, inputs: int, outputs: int,
+           out_data: tuple[int, ...] | None = None) -> tuple[tuple[str, int], ...]:
     """What a backward operator reads, in the order ``uses`` names it (kept per shape
-    of the answer: graphs repeat the same few)."""
-    key = (uses, visible, inputs, outputs)
+    of the answer: graphs repeat the same few); ``out_data`` the outputs it reads where
+    not every one."""
+    key = (uses, visible, inputs, outputs, out_data)
     reads = _reads_cache.get(key)
     if reads is None:
-        count = {"out_grad": visible, "in_data": inputs, "out_data": outputs}
-        reads = _reads_cache[key] = tuple((use, k) for use in uses for k in range(count[use]))
+        which = {"out_grad": range(visible), "in_data": range(inputs),
+                 "out_data": range(outputs) if out_data is None else out_data}
+        reads = _reads_cache[key] = tuple((use, k) for use in uses for k in which[use])
     return reads
 
 

@@ -77,14 +77,18 @@ class Gradient:
     The backward op ``backward`` (named ``_backward_<name>``) receives, in
     this order, the arrays named in ``uses``: ``"out_grad"`` (one per
     visible output), ``"in_data"`` (every input, auxiliary states
-    included), ``"out_data"`` (every output); it produces one gradient per
+    included), ``"out_data"`` (every output, or only the outputs
+    ``out_data`` lists, in that order); it produces one gradient per
     non-auxiliary input.  ``uses`` is also the op's backward dependency
     declaration (MXNet's ``DeclareBackwardDependency`` / ``ElemwiseGradUse*``):
-    arrays not listed may be freed after the forward pass.
+    arrays not listed may be freed after the forward pass, or overwritten by
+    an in-place operator that reads them (BatchNorm's gradient reads its mean
+    and variance, not its output, which the ReLU after it may then reuse).
     """
 
     backward: str
     uses: tuple[str, ...] = ("out_grad",)
+    out_data: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         bad = [u for u in self.uses if u not in ("out_grad", "in_data", "out_data")]
@@ -92,6 +96,9 @@ class Gradient:
             raise ValueError(
                 f"Gradient.uses items must be out_grad, in_data or out_data, got {bad}"
             )
+        if self.out_data is not None and "out_data" not in self.uses:
+            raise ValueError("Gradient.out_data lists outputs read by the gradient; name "
+                             "'out_data' in uses too")
 
 
 @dataclass(frozen=True)

@@ -227,7 +227,8 @@ def _backward_gradients(
     """What ``op``'s backward operator gives the inputs it does not mutate, from the
     forward's ``outputs`` and the head gradients ``head``; and those inputs' positions."""
     gradient = op.gradient
-    parts = {"out_grad": head, "in_data": list(inputs), "out_data": outputs}
+    read = range(len(outputs)) if gradient.out_data is None else gradient.out_data
+    parts = {"out_grad": head, "in_data": list(inputs), "out_data": [outputs[k] for k in read]}
     aux = set(op.mutated_inputs(attrs))
     targets = [i for i in range(len(inputs)) if i not in aux]
     grads, _ = run_kernel(get_op(gradient.backward), attrs,
