@@ -199,3 +199,10 @@ def test_the_blocked_convolution_gives_each_gradient_alone(wanted):
         assert (got is None) == (want is None)
         if want is not None:
             _close(got, want, 1e-5)
+
+
+def test_a_relu_after_the_blocked_batchnorm_overwrites_its_output():
+    # the blocked BatchNorm's gradient reads its mean and var, not its output
+    plain, blocked = (_bind(_network(), on, data=(2, 16, 6, 6)).memory_stats()
+                      for on in (False, True))
+    assert blocked["inplace"] > plain["inplace"]

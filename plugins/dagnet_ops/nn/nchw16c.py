@@ -270,9 +270,11 @@ def _bn_forward(attrs, ctx, inputs, req, outputs):
 
 
 def _bn_backward(attrs, ctx, inputs, req, outputs):
+    # reads the head gradient(s), the five inputs, then the mean and var outputs: not the
+    # normalized output, which the layer after (a ReLU) may overwrite in place
     xp, dy = ctx.xp, inputs[0]
-    x, gamma, _, moving_mean, moving_var = inputs[-8:-3]
-    _, mean, invstd = inputs[-3:]
+    x, gamma, _, moving_mean, moving_var = inputs[-7:-2]
+    mean, invstd = inputs[-2:]
     lib = _onednn_ready(xp, [dy, x, gamma, mean, invstd])
     result = None
     if lib is not None:
@@ -284,10 +286,10 @@ def _bn_backward(attrs, ctx, inputs, req, outputs):
         result = _onednn.batch_norm_backward(
             lib, dy, x, _scale(attrs, gamma), mean, var, attrs.eps, not batch_stats,
             threads_for(xp), _direct(outputs[0], req[0]))
-    if result is None:
+    if result is None:  # BatchNorm's backward reads its output too: not here
         grads = 3 if attrs.output_mean_var else 1
-        _through_plain(batch_norm._backward, attrs, ctx, inputs, req, outputs,
-                       {0, grads, grads + 5})
+        _through_plain(batch_norm._backward, attrs, ctx, [*inputs[:-2], None, *inputs[-2:]],
+                       req, outputs, {0, grads})
         return
     dx, dgamma, dbeta = result
     assign(outputs[0], req[0], dx)
@@ -376,14 +378,15 @@ beta, the moving statistics and the ``mean`` and ``var`` outputs are per channel
     infer_shape=_bn_infer_shape,
     infer_type=batch_norm._infer_type,
     compute={XP: _bn_forward},
-    gradient=Gradient("_backward_BatchNorm_NCHW16c", uses=("out_grad", "in_data", "out_data")),
+    gradient=Gradient("_backward_BatchNorm_NCHW16c", uses=("out_grad", "in_data", "out_data"),
+                      out_data=(1, 2)),
     domain=Domain(_bn_sample, _bn_reference, differentiable=(0, 1, 2)),
 )
 
 BackwardBatchNormNCHW16c = Op(
     "_backward_BatchNorm_NCHW16c",
     params=batch_norm.BatchNormParam,
-    num_inputs=lambda a: (3 if a.output_mean_var else 1) + 8,
+    num_inputs=lambda a: (3 if a.output_mean_var else 1) + 7,
     num_outputs=3,
     compute={XP: _bn_backward},
     is_backward=True,
