@@ -48,7 +48,7 @@ def rewrite(graph: Any) -> dict | None:
     if lib is None:
         return None
     nodes = graph.json["nodes"]
-    kinds = [_candidate(lib, node, nid, graph) for nid, node in enumerate(nodes)]
+    kinds = [_candidate(lib, node, graph) for node in nodes]
     consumers: dict[int, list[int]] = {}
     for nid, node in enumerate(nodes):
         for source, _, _ in node.get("inputs", []):
@@ -73,8 +73,8 @@ def rewrite(graph: Any) -> dict | None:
     return _emit(graph.json, kinds, blocked)
 
 
-def _candidate(lib, node: dict, nid: int, graph: Any) -> str | None:
-    """What node ``nid`` could be on NCHW16c data, from its operator and shapes alone."""
+def _candidate(lib, node: dict, graph: Any) -> str | None:
+    """What ``node`` could be on NCHW16c data, from its operator and shapes alone."""
     op = node["op"]
     if op == "null":
         return None
