@@ -125,6 +125,17 @@ def test_an_output_of_the_chain_is_given_plain():
     assert list(ex.output_dict) == ["bn_output", "conv_output"]
 
 
+@pytest.mark.parametrize("axis", [1, -3])
+def test_batchnorm_over_the_channels_joins_whichever_way_the_axis_is_written(axis):
+    conv = mx.sym.Convolution(mx.sym.Variable("data"), num_filter=16, kernel=(3, 3),
+                              pad=(1, 1), name="conv")
+    symbol = mx.sym.BatchNorm(conv, axis=axis, name="bn")
+    plain, blocked = (_bind(symbol, on, data=(2, 16, 4, 4)) for on in (False, True))
+    assert _ops(blocked)["_BatchNorm_NCHW16c"] == 1
+    want, got = (ex.forward(is_train=True)[0].asnumpy() for ex in (plain, blocked))
+    _close(got, want, 1e-5)
+
+
 def test_a_convolution_standing_alone_keeps_its_kernels():
     conv = mx.sym.Convolution(mx.sym.Variable("data"), num_filter=16, kernel=(3, 3),
                               name="conv")

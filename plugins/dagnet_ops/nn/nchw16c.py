@@ -233,7 +233,7 @@ def _conv_reference(params, x, w, b=None):
 
 # -- batch normalization ---------------------------------------------------------------------
 def _bn_infer_shape(attrs, ins, outs):
-    if attrs.axis not in (1, -4):
+    if attrs.axis not in (1, -3):  # the channels of the 4-D data the layout holds
         raise ShapeError(f"operator '_BatchNorm_NCHW16c' normalizes over the channels "
                          f"(axis 1), got axis={attrs.axis}")
     plain_ins = [_plain_shape(ins[0]) if _known(ins[0]) else None, *ins[1:]]
