@@ -27,7 +27,7 @@ from ._common import threads_for
 
 __all__ = ["OPS", "BLOCK", "to_blocked_array", "to_plain_array"]
 
-BLOCK = 16  # channels per block
+BLOCK = _onednn.CHANNEL_BLOCK  # channels per block
 
 
 # -- the layout itself -----------------------------------------------------------------------
@@ -45,37 +45,45 @@ def to_blocked_array(xp, x):
 
 def to_plain_array(xp, x):
     """NCHW16c ``x`` as a new NCHW array."""
-    n, blocks, *sizes, block = x.shape
     lib = _onednn.library_for(xp, x)
     if lib is not None and x.flags.c_contiguous:
         y = _onednn.to_plain(lib, x, threads_for(xp))
         if y is not None:
             return y
-    return xp.ascontiguousarray(xp.moveaxis(x, -1, 2)).reshape(n, blocks * block, *sizes)
+    return xp.ascontiguousarray(xp.moveaxis(x, -1, 2)).reshape(_onednn.plain_shape(x.shape))
 
 
 def _blocked_shape(shape):
-    if shape is None:
-        return None
     if len(shape) != 4 or shape[1] % BLOCK:
         raise ShapeError(f"NCHW16c data is 4-D NCHW with channels a multiple of {BLOCK}, got "
                          f"shape {tuple(shape)}")
-    n, c, *sizes = shape
-    return (n, c // BLOCK, *sizes, BLOCK)
+    return _onednn.blocked_shape(shape)
 
 
 def _plain_shape(shape):
-    if shape is None:
-        return None
     if len(shape) != 5 or shape[-1] != BLOCK:
         raise ShapeError(f"an NCHW16c array has shape (N, C/{BLOCK}, H, W, {BLOCK}), got "
                          f"{tuple(shape)}")
-    n, blocks, *sizes, block = shape
-    return (n, blocks * block, *sizes)
+    return _onednn.plain_shape(shape)
 
 
 def _known(shape):
     return shape is not None and all(shape)
+
+
+def _infer_through_plain(rule, attrs, ins, outs):
+    """A plain layer's two-way shape ``rule`` with the data (input 0) and the first output
+    NCHW16c: each is seen as NCHW where it is known, and given back in NCHW16c."""
+    def plain(shape):
+        return _plain_shape(shape) if _known(shape) else None
+
+    plain_ins, plain_outs = rule(attrs, [plain(ins[0]), *ins[1:]], [plain(outs[0]), *outs[1:]])
+
+    def blocked(shape, was):
+        return _blocked_shape(shape) if _known(shape) else was
+
+    return ([blocked(plain_ins[0], ins[0]), *plain_ins[1:]],
+            [blocked(plain_outs[0], outs[0]), *plain_outs[1:]])
 
 
 def _infer_converter(to_blocked):
@@ -149,17 +157,19 @@ def _check_conv(attrs):
                          f"{attrs.num_group}, layout {attrs.layout!r}")
 
 
-def _conv_infer_shape(attrs, ins, outs):
-    _check_conv(attrs)
-    plain_ins = [_plain_shape(ins[0]) if _known(ins[0]) else None, *ins[1:]]
-    plain_outs = [_plain_shape(outs[0]) if _known(outs[0]) else None]
-    plain_ins, plain_outs = convolution._infer_shape(attrs, plain_ins, plain_outs)
-    for shape in (plain_ins[0], plain_outs[0]):
+def _conv_shape_rule(attrs, ins, outs):
+    """Convolution's shape rule, the data's and output's channels multiples of 16."""
+    ins, outs = convolution._infer_shape(attrs, ins, outs)
+    for shape in (ins[0], outs[0]):
         if shape is not None and shape[1] and shape[1] % BLOCK:
             raise ShapeError(f"operator '_Convolution_NCHW16c': the data and output channels "
                              f"must be multiples of {BLOCK}, got shape {tuple(shape)}")
-    return ([_blocked_shape(plain_ins[0]) if _known(plain_ins[0]) else ins[0], *plain_ins[1:]],
-            [_blocked_shape(plain_outs[0]) if _known(plain_outs[0]) else outs[0]])
+    return ins, outs
+
+
+def _conv_infer_shape(attrs, ins, outs):
+    _check_conv(attrs)
+    return _infer_through_plain(_conv_shape_rule, attrs, ins, outs)
 
 
 def _conv_forward(attrs, ctx, inputs, req, outputs):
@@ -236,12 +246,7 @@ def _bn_infer_shape(attrs, ins, outs):
     if attrs.axis not in (1, -3):  # the channels of the 4-D data the layout holds
         raise ShapeError(f"operator '_BatchNorm_NCHW16c' normalizes over the channels "
                          f"(axis 1), got axis={attrs.axis}")
-    plain_ins = [_plain_shape(ins[0]) if _known(ins[0]) else None, *ins[1:]]
-    plain_outs = [_plain_shape(outs[0]) if _known(outs[0]) else None, *outs[1:]]
-    plain_ins, plain_outs = batch_norm._infer_shape(attrs, plain_ins, plain_outs)
-    return ([_blocked_shape(plain_ins[0]) if _known(plain_ins[0]) else ins[0], *plain_ins[1:]],
-            [_blocked_shape(plain_outs[0]) if _known(plain_outs[0]) else outs[0],
-             *plain_outs[1:]])
+    return _infer_through_plain(batch_norm._infer_shape, attrs, ins, outs)
 
 
 def _scale(attrs, gamma):
@@ -251,13 +256,13 @@ def _scale(attrs, gamma):
 def _bn_forward(attrs, ctx, inputs, req, outputs):
     xp, (x, gamma, beta, moving_mean, moving_var) = ctx.xp, inputs
     lib = _onednn_ready(xp, inputs)
-    if lib is None:
-        _through_plain(batch_norm._forward, attrs, ctx, inputs, req, outputs, {0})
-        return
     batch_stats = batch_norm._uses_batch_stats(attrs, ctx)
-    given = {} if batch_stats else {"mean": moving_mean, "variance": moving_var}
-    result = _onednn.batch_norm_forward(lib, x, _scale(attrs, gamma), beta, attrs.eps,
-                                        threads_for(xp), _direct(outputs[0], req[0]), **given)
+    result = None
+    if lib is not None:
+        given = {} if batch_stats else {"mean": moving_mean, "variance": moving_var}
+        result = _onednn.batch_norm_forward(lib, x, _scale(attrs, gamma), beta, attrs.eps,
+                                            threads_for(xp), _direct(outputs[0], req[0]),
+                                            **given)
     if result is None:
         _through_plain(batch_norm._forward, attrs, ctx, inputs, req, outputs, {0})
         return

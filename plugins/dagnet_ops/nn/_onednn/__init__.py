@@ -18,21 +18,20 @@ from dagnet import config
 
 from ._batch_norm import batch_norm_backward, batch_norm_forward
 from ._convolution import (
-    blocked_shape,
     conv_forward,
     conv_grad_data,
     conv_grad_weight,
     conv_grads,
-    plain_shape,
     takes_blocked,
 )
 from ._library import DISTRIBUTION, Library, OneDNNError, failure, load
 from ._pooling import max_pool, max_pool_grad
+from ._primitive import CHANNEL_BLOCK, blocked_shape, plain_shape
 from ._reorder import to_blocked, to_plain
 
 __all__ = ["library", "library_for", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
            "conv_forward", "conv_grad_data", "conv_grad_weight", "conv_grads", "max_pool",
-           "max_pool_grad", "blocked_shape", "plain_shape", "takes_blocked",
+           "max_pool_grad", "blocked_shape", "plain_shape", "takes_blocked", "CHANNEL_BLOCK",
            "to_blocked", "to_plain", "batch_norm_forward", "batch_norm_backward"]
 
 

@@ -15,12 +15,20 @@ from typing import NamedTuple
 import numpy as np
 
 from ._library import Library
-from ._primitive import Argument, Kernel, KernelCache, MemoryDesc, output_array, scratchpad_attr
+from ._primitive import (
+    BACKWARD,
+    FORWARD_TRAINING,
+    Argument,
+    Kernel,
+    KernelCache,
+    MemoryDesc,
+    output_array,
+    plain_shape,
+    scratchpad_attr,
+)
 
 __all__ = ["BatchNormProblem", "batch_norm_forward", "batch_norm_backward"]
 
-_FORWARD_TRAINING = 64
-_BACKWARD = 128
 _USE_GLOBAL_STATS, _USE_SCALE, _USE_SHIFT = 1, 2, 4
 _CACHE_SIZE = 256
 
@@ -41,7 +49,7 @@ class BatchNormProblem(NamedTuple):
 def _forward_pd(lib: Library, p: BatchNormProblem, data: MemoryDesc, attr) -> ctypes.c_void_p:
     pd = ctypes.c_void_p()
     lib.check(lib.dll.dnnl_batch_normalization_forward_primitive_desc_create(
-        ctypes.byref(pd), lib.engine, _FORWARD_TRAINING, data.handle, data.handle,
+        ctypes.byref(pd), lib.engine, FORWARD_TRAINING, data.handle, data.handle,
         p.eps, p.flags, attr), "batch normalization forward descriptor")
     return pd
 
@@ -70,7 +78,7 @@ def _backward(lib: Library, p: BatchNormProblem) -> Kernel:
         try:
             pd = ctypes.c_void_p()
             lib.check(lib.dll.dnnl_batch_normalization_backward_primitive_desc_create(
-                ctypes.byref(pd), lib.engine, _BACKWARD, data.handle, data.handle, data.handle,
+                ctypes.byref(pd), lib.engine, BACKWARD, data.handle, data.handle, data.handle,
                 p.eps, p.flags, hint, attr), "batch normalization backward descriptor")
         finally:
             lib.dll.dnnl_primitive_desc_destroy(hint)
@@ -102,13 +110,12 @@ def batch_norm_forward(lib: Library, x, scale, shift, eps, threads, out=None, me
     eps) * scale + shift`` per channel, written into ``out`` when it fits, with the batch's
     mean and (biased) variance, or the given ones when ``mean`` and ``variance`` are given;
     None when oneDNN has no kernel for it."""
-    n, blocks, *sizes, block = x.shape
     given = mean is not None
-    problem = BatchNormProblem((n, blocks * block, *sizes), float(eps), given)
+    problem = BatchNormProblem(plain_shape(x.shape), float(eps), given)
     kernel = _kernel(lib, "forward", problem, threads)
     if kernel is None:
         return None
-    channels = blocks * block
+    channels = problem.shape[1]
     mean = _vector(mean) if given else np.empty(channels, np.float32)
     variance = _vector(variance) if given else np.empty(channels, np.float32)
     y = output_array(out, x.shape)
@@ -122,12 +129,11 @@ def batch_norm_backward(lib: Library, dy, x, scale, mean, variance, eps, global_
     """``(dx, dscale, dshift)`` of :func:`batch_norm_forward` (statistics ``mean`` and
     ``variance``: the batch's unless ``global_stats``), ``dx`` written into ``out`` when it
     fits; None when oneDNN has no kernel for it."""
-    n, blocks, *sizes, block = x.shape
-    problem = BatchNormProblem((n, blocks * block, *sizes), float(eps), bool(global_stats))
+    problem = BatchNormProblem(plain_shape(x.shape), float(eps), bool(global_stats))
     kernel = _kernel(lib, "backward", problem, threads)
     if kernel is None:
         return None
-    channels = blocks * block
+    channels = problem.shape[1]
     dx = output_array(out, x.shape)
     dscale, dshift = np.empty(channels, np.float32), np.empty(channels, np.float32)
     kernel.run({"src": x, "mean": _vector(mean), "variance": _vector(variance), "diff_dst": dy,

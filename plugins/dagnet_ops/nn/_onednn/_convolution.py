@@ -20,19 +20,21 @@ from typing import NamedTuple
 from ._library import DIMS, Library, OneDNNError
 from ._primitive import (
     CHANNEL_BLOCK,
+    FORWARD_TRAINING,
     Argument,
     Kernel,
     KernelCache,
     MemoryDesc,
+    blocked_shape,
     output_array,
+    plain_shape,
     pooled_bytes,
     scratchpad_attr,
 )
 
 __all__ = ["ConvProblem", "kernel_for", "conv_forward", "conv_grad_data", "conv_grad_weight",
-           "conv_grads", "blocked_shape", "plain_shape", "takes_blocked"]
+           "conv_grads", "takes_blocked"]
 
-_FORWARD_TRAINING = 64
 _CONVOLUTION_DIRECT = 1
 _CACHE_SIZE = 256  # problems kept: a large network has a few dozen distinct ones
 
@@ -94,7 +96,7 @@ class _Descs:
 def _forward_pd(lib: Library, d: _Descs) -> ctypes.c_void_p:
     pd = ctypes.c_void_p()
     lib.check(lib.dll.dnnl_convolution_forward_primitive_desc_create(
-        ctypes.byref(pd), lib.engine, _FORWARD_TRAINING, _CONVOLUTION_DIRECT,
+        ctypes.byref(pd), lib.engine, FORWARD_TRAINING, _CONVOLUTION_DIRECT,
         d.x.handle, d.w.handle, None, d.y.handle,
         d.stride, d.dilate, d.pad, d.pad, d.attr), "convolution forward descriptor")
     return pd
@@ -162,18 +164,6 @@ def kernel_for(lib: Library, pass_: str, problem: ConvProblem, threads: int) -> 
     when oneDNN has no kernel for it (remembered too)."""
     return _cache.get(lib, (pass_, problem), threads, lambda: _BUILDERS[pass_](
         lib, problem, _Descs(lib, problem, not problem.plain_layouts(pass_))))
-
-
-def blocked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The NCHW16c array shape ``(N, C/16, *spatial, 16)`` of plain ``(N, C, *spatial)``."""
-    n, c, *sizes = shape
-    return (n, c // CHANNEL_BLOCK, *sizes, CHANNEL_BLOCK)
-
-
-def plain_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The plain ``(N, C, *spatial)`` shape of an NCHW16c array's ``(N, C/16, *spatial, 16)``."""
-    n, blocks, *sizes, block = shape
-    return (n, blocks * block, *sizes)
 
 
 def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked=False

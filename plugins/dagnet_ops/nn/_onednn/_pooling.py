@@ -16,6 +16,8 @@ import numpy as np
 
 from ._library import DIMS, Library
 from ._primitive import (
+    FORWARD_INFERENCE,
+    FORWARD_TRAINING,
     Argument,
     Kernel,
     KernelCache,
@@ -27,8 +29,6 @@ from ._primitive import (
 
 __all__ = ["PoolProblem", "max_pool", "max_pool_grad"]
 
-_FORWARD_TRAINING = 64
-_FORWARD_INFERENCE = 96
 _POOLING_MAX = 0x1FF
 _CACHE_SIZE = 64
 
@@ -66,7 +66,7 @@ class _MaxPool:
         x, y = MemoryDesc(lib, p.x_shape), MemoryDesc(lib, p.y_shape)
         attr = scratchpad_attr(lib)
         try:
-            pd = _forward_pd(lib, _FORWARD_INFERENCE, x, y, _geometry(p), attr)
+            pd = _forward_pd(lib, FORWARD_INFERENCE, x, y, _geometry(p), attr)
         finally:
             lib.dll.dnnl_primitive_attr_destroy(attr)
         self.forward = Kernel(lib, pd, [Argument("src", p.x_shape),
@@ -85,8 +85,8 @@ class _MaxPoolGrad:
         geometry = _geometry(p)
         attr = scratchpad_attr(lib)
         try:
-            forward = _forward_pd(lib, _FORWARD_TRAINING, x, y, geometry, attr)
-            hint = _forward_pd(lib, _FORWARD_TRAINING, x, y, geometry, attr)
+            forward = _forward_pd(lib, FORWARD_TRAINING, x, y, geometry, attr)
+            hint = _forward_pd(lib, FORWARD_TRAINING, x, y, geometry, attr)
             try:
                 backward = ctypes.c_void_p()
                 lib.check(lib.dll.dnnl_pooling_backward_primitive_desc_create(

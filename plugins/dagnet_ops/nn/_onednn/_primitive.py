@@ -26,7 +26,8 @@ import dagnet
 from ._library import DIMS, ExecArg, Library, OneDNNError, log
 
 __all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "Reorder", "scratchpad_attr",
-           "output_array", "pooled_bytes", "ARG", "CHANNEL_BLOCK"]
+           "output_array", "pooled_bytes", "ARG", "CHANNEL_BLOCK", "FORWARD_TRAINING",
+           "FORWARD_INFERENCE", "BACKWARD", "blocked_shape", "plain_shape"]
 
 #: ``DNNL_ARG_*`` indices
 ARG = {"src": 1, "dst": 17, "weights": 33, "mean": 49, "variance": 50, "scale": 51,
@@ -39,6 +40,20 @@ _PLAIN_TAG = {1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7}  # ndim -> dnnl_a, dnnl_ab, ..
 _BLOCKED_TAG = {4: 78}  # ndim -> dnnl_aBcd16b (nChw16c): channels in blocks of CHANNEL_BLOCK
 #: channels per block in oneDNN's AVX-512 layouts (and in dagnet's NCHW16c arrays)
 CHANNEL_BLOCK = 16
+#: ``dnnl_prop_kind_t``: what a primitive computes
+FORWARD_TRAINING, FORWARD_INFERENCE, BACKWARD = 64, 96, 128
+
+
+def blocked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The NCHW16c array shape ``(N, C/16, *spatial, 16)`` of plain ``(N, C, *spatial)``."""
+    n, c, *sizes = shape
+    return (n, c // CHANNEL_BLOCK, *sizes, CHANNEL_BLOCK)
+
+
+def plain_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The plain ``(N, C, *spatial)`` shape of an NCHW16c array's ``(N, C/16, *spatial, 16)``."""
+    n, blocks, *sizes, block = shape
+    return (n, blocks * block, *sizes)
 _SCRATCHPAD_USER = 1  # dnnl_scratchpad_mode_user
 _HOST = dagnet.cpu()
 

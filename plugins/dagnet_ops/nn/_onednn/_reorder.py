@@ -8,7 +8,14 @@ import threading
 import numpy as np
 
 from ._library import Library
-from ._primitive import KernelCache, MemoryDesc, Reorder, output_array
+from ._primitive import (
+    KernelCache,
+    MemoryDesc,
+    Reorder,
+    blocked_shape,
+    output_array,
+    plain_shape,
+)
 
 __all__ = ["to_blocked", "to_plain"]
 
@@ -41,11 +48,10 @@ def to_blocked(lib: Library, x: np.ndarray, threads: int, out: np.ndarray | None
                ) -> np.ndarray | None:
     """The C-contiguous float32 NCHW array ``x`` as NCHW16c (its channels a multiple of
     16), written into ``out`` when it fits; None when oneDNN has no reorder for it."""
-    n, c, *sizes = x.shape
     change = _change(lib, tuple(x.shape), True, threads)
     if change is None:
         return None
-    y = output_array(out, (n, c // 16, *sizes, 16))
+    y = output_array(out, blocked_shape(x.shape))
     change.run(x, y, threads)
     return y
 
@@ -54,8 +60,7 @@ def to_plain(lib: Library, x: np.ndarray, threads: int, out: np.ndarray | None =
              ) -> np.ndarray | None:
     """The C-contiguous float32 NCHW16c array ``x`` as plain NCHW, written into ``out`` when
     it fits; None when oneDNN has no reorder for it."""
-    n, blocks, *sizes, block = x.shape
-    shape = (n, blocks * block, *sizes)
+    shape = plain_shape(x.shape)
     change = _change(lib, shape, False, threads)
     if change is None:
         return None
