@@ -14,8 +14,8 @@ import pytest
 
 import dagnet
 from dagnet.operator import OpReqType
-from dagnet_ops import _threads
-from dagnet_ops.nn import _im2col, _jit, batch_norm, convolution, pooling
+from dagnet_ops import _jit, _threads
+from dagnet_ops.nn import _im2col, batch_norm, convolution, pooling
 
 W = OpReqType.WRITE
 
@@ -78,7 +78,8 @@ def _bn_inputs(shape, axis, dtype=np.float32, seed=0):
 
 
 needs_jit = pytest.mark.skipif(
-    _jit.kernels() is None, reason=f"numba kernels are off: {_jit.unavailable_reason()}")
+    _jit.kernels("batch_norm") is None,
+    reason=f"numba kernels are off: {_jit.unavailable_reason('batch_norm')}")
 # numpy's passes in chunks of the whole array, runs of channels of one sample, runs of whole
 # samples; the compiled passes, with the rows of even a small array shared out over threads
 KERNEL_PATHS = [pytest.param(("numpy", batch_norm._CHUNK_BYTES), id="numpy-whole"),
@@ -148,15 +149,17 @@ def test_batch_norm_of_empty_data_and_of_nan(path):
 
 
 def test_batch_norm_falls_back_to_numpy_without_numba(monkeypatch):
-    monkeypatch.setattr(_jit._loaded, "_value", None)  # not imported yet
-    monkeypatch.setattr(_jit._loaded, "failure", None)
+    loaded = _jit._loaded["batch_norm"]
+    monkeypatch.setattr(loaded, "_value", None)  # not imported yet
+    monkeypatch.setattr(loaded, "failure", None)
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
-    monkeypatch.delitem(sys.modules, "dagnet_ops.nn._jit._batch_norm", raising=False)
-    assert _jit.kernels() is None
-    assert "numba" in _jit.unavailable_reason()
+    monkeypatch.delitem(sys.modules, "dagnet_ops._jit._batch_norm", raising=False)
+    assert _jit.kernels("batch_norm") is None
+    assert "numba" in _jit.unavailable_reason("batch_norm")
     _check_batch_norm((4, 3, 5), 1, True, False)  # numpy's passes
     with dagnet.config.set(cpu_jit=False):
-        assert _jit.unavailable_reason() == "switched off (config cpu_jit / DAGNET_CPU_JIT)"
+        assert _jit.unavailable_reason("batch_norm") == \
+            "switched off (config cpu_jit / DAGNET_CPU_JIT)"
 
 
 @pytest.mark.parametrize("path", [p for p in KERNEL_PATHS if p.id in ("numpy-whole", "jit")])

@@ -1,4 +1,5 @@
-"""Direct kernel tests of the optimizer updates (plugins/dagnet_ops/optimizer), numpy only.
+"""Direct kernel tests of the optimizer updates (plugins/dagnet_ops/optimizer), on numpy
+arrays, through numpy's kernels and (SGD) the ones compiled with numba.
 
 The expected figures are MXNet 1.9.1's, from ``mx.nd.<update>(weight, grad, *states,
 out=weight, **params)`` on the arrays below.
@@ -6,10 +7,15 @@ out=weight, **params)`` on the arrays below.
 
 from __future__ import annotations
 
+import itertools
+import sys
+
 import numpy as np
 import pytest
 
+import dagnet
 from dagnet.operator import NoGradient, OpContext, OpReqType
+from dagnet_ops import _jit
 from dagnet_ops.optimizer import adam, sgd
 from dagnet_ops.optimizer._common import BLOCK
 
@@ -20,6 +26,20 @@ GRAD = [0.5, -4.0, 2.0, -0.1]
 MOM = [0.1, 0.2, -0.3, 0.0]
 VAR = [0.01, 0.2, 0.3, 0.05]
 CLIPPED = {"wd": 0.2, "rescale_grad": 0.5, "clip_gradient": 0.6}
+
+
+needs_jit = pytest.mark.skipif(
+    _jit.kernels("updates") is None,
+    reason=f"numba kernels are off: {_jit.unavailable_reason('updates')}")
+
+
+@pytest.fixture(params=[pytest.param(False, id="numpy"),
+                        pytest.param(True, id="compiled", marks=needs_jit)])
+def kernels(request):
+    """Each test that takes it runs twice: numpy's update kernels, then the compiled ones
+    (SGD's; the other updates have numpy's only)."""
+    with dagnet.config.set(cpu_jit=request.param):
+        yield request.param
 
 
 def update(name, params, states=(), *, in_place=True, dtype=np.float64, repeat=1):
@@ -40,7 +60,7 @@ def update(name, params, states=(), *, in_place=True, dtype=np.float64, repeat=1
     ({"lr": 0.1, **CLIPPED}, [0.955, -1.9, 0.43, 2.945]),
     ({"lr": 0.1, "clip_gradient": 0.0}, WEIGHT),  # a zero bound clips everything
 ])
-def test_sgd_update_matches_mxnet(params, expected):
+def test_sgd_update_matches_mxnet(params, expected, kernels):
     out, _, _ = update("sgd_update", params)
     np.testing.assert_allclose(out, expected, rtol=1e-6)
 
@@ -50,7 +70,7 @@ def test_sgd_update_matches_mxnet(params, expected):
     ({"lr": 0.1, "momentum": 0.9, **CLIPPED}, [1.045, -1.72, 0.16, 2.945],
      [0.045, 0.28, -0.34, -0.055]),
 ])
-def test_sgd_mom_update_matches_mxnet_and_updates_the_momentum(params, weight, mom):
+def test_sgd_mom_update_matches_mxnet_and_updates_the_momentum(params, weight, mom, kernels):
     out, _, (state,) = update("sgd_mom_update", params, [MOM])
     np.testing.assert_allclose(out, weight, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(state, mom, rtol=1e-6, atol=1e-7)
@@ -72,7 +92,7 @@ def test_adam_update_matches_mxnet_and_updates_its_moments(params, weight, mean,
 
 @pytest.mark.parametrize("name, states", [("sgd_update", []), ("sgd_mom_update", [MOM]),
                                           ("adam_update", [MOM, VAR])])
-def test_writing_to_another_array_leaves_the_weight_alone(name, states):
+def test_writing_to_another_array_leaves_the_weight_alone(name, states, kernels):
     params = {"lr": 0.05, "momentum": 0.5} if name == "sgd_mom_update" else {"lr": 0.05}
     in_place, _, _ = update(name, params, states)
     out, weight, _ = update(name, params, states, in_place=False)
@@ -83,7 +103,7 @@ def test_writing_to_another_array_leaves_the_weight_alone(name, states):
 @pytest.mark.parametrize("name, states", [("sgd_update", []), ("sgd_mom_update", [MOM]),
                                           ("adam_update", [MOM, VAR])])
 @pytest.mark.parametrize("in_place", [True, False])
-def test_arrays_of_several_blocks_update_as_small_ones(name, states, in_place):
+def test_arrays_of_several_blocks_update_as_small_ones(name, states, in_place, kernels):
     """Updates run block by block over large arrays; every block, the short last one
     included, must get what the whole small array gets."""
     params = {"lr": 0.1, "momentum": 0.9, **CLIPPED} if name == "sgd_mom_update" else \
@@ -123,3 +143,79 @@ def test_declarations(name, arguments, states):
         (0.0, 1.0, -1.0, True)
     if name == "adam_update":
         assert (defaults.beta1, defaults.beta2, defaults.epsilon) == (0.9, 0.999, 1e-8)
+
+
+# -- SGD's compiled kernels against numpy's --------------------------------------------------
+def _multi_arrays(kind, dtype, shapes, seed):
+    """Per weight: weight, grad[, mom], with an infinite weight and a NaN gradient."""
+    rs = np.random.RandomState(seed)
+    per_weight = 3 if kind == "sgd_mom" else 2
+    groups = [[(rs.standard_normal(shape) * 3).astype(dtype) for _ in range(per_weight)]
+              for shape in shapes]
+    groups[0][0].flat[0] = np.inf
+    groups[-1][1].flat[-1] = np.nan
+    return groups
+
+
+@needs_jit
+@pytest.mark.parametrize("kind", ["sgd", "sgd_mom"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("clip_gradient", [-1.0, 0.0, 0.3])
+@pytest.mark.parametrize("wd", [0.0, 1e-3])
+@pytest.mark.parametrize("num_weights", [1, 5])
+def test_compiled_sgd_gives_numpys_bits(kind, dtype, clip_gradient, wd, num_weights):
+    """multi_sgd(_mom)_update through the compiled kernels (weights taken four to a call)
+    and through numpy's, weight by weight: the same bits, NaN and infinity included."""
+    name = "multi_sgd_mom_update" if kind == "sgd_mom" else "multi_sgd_update"
+    rs = np.random.RandomState(num_weights)
+    shapes = [tuple(rs.randint(1, 30, size=rs.randint(1, 3))) for _ in range(num_weights)]
+    params = {"num_weights": num_weights, "rescale_grad": 1 / 96,
+              "lrs": tuple(rs.uniform(0.01, 0.5, num_weights)),
+              "wds": tuple(wd * (i % 2) for i in range(num_weights)),
+              "clip_gradient": clip_gradient, "momentum": 0.9}
+    if kind == "sgd":
+        del params["momentum"]
+    op = sgd.OPS[[o.name for o in sgd.OPS].index(name)]
+    attrs = op.parse_params(params)
+    results = []
+    for compiled in (True, False):
+        groups = _multi_arrays(kind, dtype, shapes, seed=7)
+        outs = [group[0] for group in groups]
+        with dagnet.config.set(cpu_jit=compiled), np.errstate(invalid="ignore"):
+            op.kernel_for("cpu")(attrs, OpContext(True, None, [], np),
+                                 list(itertools.chain(*groups)),
+                                 [OpReqType.INPLACE] * num_weights, outs)
+        results.append([a for group in groups for a in group])
+    for got, want in zip(*results):
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("case", ["float16", "strided", "add"])
+def test_sgd_runs_numpys_kernels_where_the_compiled_ones_do_not_apply(case):
+    """float16 data, a strided view and an added (not written) result go through numpy's
+    kernels, with MXNet's results."""
+    op = OPS["sgd_update"]
+    attrs = op.parse_params({"lr": 0.1})
+    dtype = np.float16 if case == "float16" else np.float64
+    weight = np.array(WEIGHT, dtype)
+    grad = np.array(GRAD, dtype)
+    if case == "strided":
+        grad = np.repeat(grad, 2)[::2]
+    out = np.ones(4, dtype) if case == "add" else weight
+    req = OpReqType.ADD if case == "add" else OpReqType.INPLACE
+    op.kernel_for("cpu")(attrs, OpContext(True, None, [], np), [weight, grad], [req], [out])
+    want = np.array([0.95, -1.6, 0.3, 3.01]) + (1 if case == "add" else 0)
+    np.testing.assert_allclose(out, want, rtol=1e-3 if case == "float16" else 1e-12)
+
+
+def test_sgd_falls_back_to_numpy_without_numba(monkeypatch):
+    loaded = _jit._loaded["updates"]
+    monkeypatch.setattr(loaded, "_value", None)  # not imported yet
+    monkeypatch.setattr(loaded, "failure", None)
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    monkeypatch.delitem(sys.modules, "dagnet_ops._jit._updates", raising=False)
+    assert _jit.kernels("updates") is None
+    assert "numba" in _jit.unavailable_reason("updates")
+    out, _, _ = update("sgd_update", {"lr": 0.1})
+    np.testing.assert_allclose(out, [0.95, -1.6, 0.3, 3.01], rtol=1e-12)

@@ -18,8 +18,8 @@ from dagnet.operator import (
     merge_dtype,
 )
 
+from .. import _jit
 from .._draw import Draw
-from . import _jit
 from ._common import each, sample_spans, set_shape, threads_for
 
 __all__ = ["OPS"]
@@ -283,7 +283,7 @@ def _jit_kernels(xp, *arrays):
         return None
     if not all(a.flags.c_contiguous and a.dtype == arrays[0].dtype for a in arrays):
         return None
-    return _jit.kernels()
+    return _jit.kernels("batch_norm")
 
 
 def _row_spans(x3):

@@ -4,7 +4,10 @@ weights in one call."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from dagnet import ShapeError
 from dagnet.operator import (
@@ -20,6 +23,7 @@ from dagnet.operator import (
     merge_shape,
 )
 
+from .. import _jit
 from .._draw import Draw
 from .._fields import FloatTuple
 from ._common import UpdateParam, blocks, clip, descent_step, reference_gradient, update_op
@@ -27,10 +31,30 @@ from ._common import UpdateParam, blocks, clip, descent_step, reference_gradient
 __all__ = ["OPS"]
 
 
-def _sgd(attrs, ctx, inputs, req, outputs):
-    xp = ctx.xp
-    for weight, grad, out in blocks(xp, *inputs, outputs[0]):
-        _write(xp, out, req[0], weight, descent_step(xp, attrs, weight, grad), xp.subtract)
+class _WeightAttrs(NamedTuple):
+    """One weight's parameters: what the one-weight kernels read."""
+
+    lr: float
+    wd: float
+    rescale_grad: float
+    clip_gradient: float
+    momentum: float
+
+
+def _one_weight(attrs: Any) -> list[_WeightAttrs]:
+    return [_WeightAttrs(attrs.lr, attrs.wd, attrs.rescale_grad, attrs.clip_gradient,
+                         getattr(attrs, "momentum", 0.0))]
+
+
+def _each_weight(attrs: Any) -> list[_WeightAttrs]:
+    momentum = getattr(attrs, "momentum", 0.0)
+    return [_WeightAttrs(lr, wd, attrs.rescale_grad, attrs.clip_gradient, momentum)
+            for lr, wd in zip(attrs.lrs, attrs.wds)]
+
+
+def _sgd_numpy(xp, attrs, inputs, req, out):
+    for weight, grad, out_block in blocks(xp, *inputs, out):
+        _write(xp, out_block, req, weight, descent_step(xp, attrs, weight, grad), xp.subtract)
 
 
 def _write(xp, out, req, weight, step, combine):
@@ -42,6 +66,78 @@ def _write(xp, out, req, weight, step, combine):
         assign(out, req, combine(weight, step))
 
 
+def _sgd_mom_numpy(xp, attrs, inputs, req, out):
+    for weight, grad, mom, out_block in blocks(xp, *inputs, out):
+        step = descent_step(xp, attrs, weight, grad)
+        mom *= attrs.momentum
+        mom -= step
+        _write(xp, out_block, req, weight, mom, xp.add)
+
+
+_NUMPY_KERNELS = {"sgd": _sgd_numpy, "sgd_mom": _sgd_mom_numpy}
+_JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_JIT_WEIGHTS_PER_CALL = 4  # numba compiles the kernels once per number of weights in a call
+
+
+def _update_compute(kind: str, weights_of):
+    """The compute function of an update of ``kind`` (``"sgd"``, ``"sgd_mom"``): inputs are
+    each weight's ``(weight, grad[, mom])`` in turn, and ``weights_of(attrs)`` gives each
+    weight's parameters.  The compiled kernels update the weights where they apply; numpy's
+    kernels otherwise, with the same results."""
+    numpy_kernel = _NUMPY_KERNELS[kind]
+
+    def compute(attrs, ctx, inputs, req, outputs):
+        weights = weights_of(attrs)
+        per_weight = len(inputs) // len(weights)
+        groups = [inputs[per_weight * i:per_weight * (i + 1)] for i in range(len(weights))]
+        if _compiled_update(kind, ctx.xp, weights, groups, req, outputs):
+            return
+        for weight_attrs, group, weight_req, out in zip(weights, groups, req, outputs):
+            numpy_kernel(ctx.xp, weight_attrs, group, weight_req, out)
+
+    return compute
+
+
+def _compiled_update(kind, xp, weights, groups, req, outputs) -> bool:
+    """Update every weight with the compiled kernel of ``kind`` (see ``dagnet_ops._jit``)
+    when it applies: numpy arrays, all float32 or all float64 and C-contiguous, outputs
+    written (not added to), the kernels loaded.  False when it does not apply.
+
+    One call takes up to :data:`_JIT_WEIGHTS_PER_CALL` weights, so that a worker running
+    it takes the interpreter lock back once per call, not once per numpy pass: while
+    another thread runs Python, each taking costs up to the switch interval."""
+    if xp is not np or any(r is not OpReqType.WRITE and r is not OpReqType.INPLACE
+                           for r in req):
+        return False
+    dtype = outputs[0].dtype
+    if dtype not in _JIT_DTYPES or not all(
+            a.dtype == dtype and a.flags.c_contiguous
+            for a in itertools.chain(outputs, *groups)):
+        return False
+    jit = _jit.kernels("updates")
+    if jit is None:
+        return False
+    kernel, cast, shared = getattr(jit, kind), dtype.type, weights[0]
+    clipping = shared.clip_gradient >= 0
+    common = (clipping, cast(shared.rescale_grad), cast(max(shared.clip_gradient, 0.0)))
+    if kind == "sgd_mom":
+        common += (cast(shared.momentum),)
+    for start in range(0, len(weights), _JIT_WEIGHTS_PER_CALL):
+        part = range(start, min(start + _JIT_WEIGHTS_PER_CALL, len(weights)))
+        columns = [tuple(groups[i][j].reshape(-1) for i in part)
+                   for j in range(len(groups[0]))]
+        if clipping:  # lr scales the clipped step; wd weighs the weight
+            scales = tuple(cast(weights[i].lr) for i in part)
+            decays_by = tuple(cast(weights[i].wd) for i in part)
+        else:  # lr folded into both factors
+            scales = tuple(cast(weights[i].lr * weights[i].rescale_grad) for i in part)
+            decays_by = tuple(cast(weights[i].lr * weights[i].wd) for i in part)
+        decays = tuple(bool(weights[i].wd) for i in part)
+        kernel(*columns, tuple(outputs[i].reshape(-1) for i in part), scales, decays_by,
+               decays, *common)
+    return True
+
+
 def _sgd_reference(params, weight, grad):
     p = UpdateParam.parse("sgd_update", params)
     return weight - p.lr * (reference_gradient(p, weight, grad) + p.wd * weight)
@@ -49,15 +145,6 @@ def _sgd_reference(params, weight, grad):
 
 class SGDMomParam(UpdateParam):
     momentum = Field(float, 0.0, "the momentum: the fraction of the previous step kept")
-
-
-def _sgd_mom(attrs, ctx, inputs, req, outputs):
-    xp = ctx.xp
-    for weight, grad, mom, out in blocks(xp, *inputs, outputs[0]):
-        step = descent_step(xp, attrs, weight, grad)
-        mom *= attrs.momentum
-        mom -= step
-        _write(xp, out, req[0], weight, mom, xp.add)
 
 
 def _sgd_mom_reference(params, weight, grad, mom):
@@ -83,12 +170,14 @@ def _nag_mom_reference(params, weight, grad, mom):
 
 OPS = [
     update_op(
-        "sgd_update", UpdateParam, _sgd, ["weight", "grad"], [], _sgd_reference,
+        "sgd_update", UpdateParam, _update_compute("sgd", _one_weight), ["weight", "grad"], [],
+        _sgd_reference,
         """Stochastic gradient descent step:
 ``weight - lr * (clip(rescale_grad * grad, clip_gradient) + wd * weight)``.
 Write it back with ``out=weight``."""),
     update_op(
-        "sgd_mom_update", SGDMomParam, _sgd_mom, ["weight", "grad", "mom"], [2], _sgd_mom_reference,
+        "sgd_mom_update", SGDMomParam, _update_compute("sgd_mom", _one_weight),
+        ["weight", "grad", "mom"], [2], _sgd_mom_reference,
         """Momentum SGD step; ``mom`` is updated in place:
 ``mom = momentum * mom - lr * (clip(rescale_grad * grad, clip_gradient) + wd * weight)``,
 output ``weight + mom``."""),
@@ -114,35 +203,6 @@ class MultiSGDParam(Params):
 
 class MultiSGDMomParam(MultiSGDParam):
     momentum = Field(float, 0.0, "the momentum: the fraction of the previous step kept")
-
-
-class _WeightAttrs(NamedTuple):
-    """One weight's parameters in a multi-weight call: what the one-weight kernels read."""
-
-    lr: float
-    wd: float
-    rescale_grad: float
-    clip_gradient: float
-    momentum: float
-
-
-def _each_weight(attrs: Any) -> list[_WeightAttrs]:
-    momentum = getattr(attrs, "momentum", 0.0)
-    return [_WeightAttrs(lr, wd, attrs.rescale_grad, attrs.clip_gradient, momentum)
-            for lr, wd in zip(attrs.lrs, attrs.wds)]
-
-
-def _multi_compute(single, per_weight: int):
-    """The kernel running the one-weight kernel ``single`` on each weight's
-    ``per_weight`` inputs (weight, grad[, mom]) and its output, in order: each weight
-    gets exactly what its own one-weight call computes."""
-
-    def compute(attrs, ctx, inputs, req, outputs):
-        for i, weight_attrs in enumerate(_each_weight(attrs)):
-            single(weight_attrs, ctx, inputs[per_weight * i:per_weight * (i + 1)], req[i:i + 1],
-                   outputs[i:i + 1])
-
-    return compute
 
 
 def _multi_shape(name: str, per_weight: int):
@@ -203,7 +263,7 @@ def _multi_sgd_mom_reference(params, *arrays):
             for (w, g, m), lr, wd in zip(triples, p.lrs, p.wds)]
 
 
-def _multi_update_op(name: str, params: type[Params], single, inputs: tuple[str, ...],
+def _multi_update_op(name: str, params: type[Params], kind: str, inputs: tuple[str, ...],
                      states: tuple[int, ...], reference, description: str) -> Op:
     per_weight = len(inputs)
     return Op(
@@ -217,7 +277,7 @@ def _multi_update_op(name: str, params: type[Params], single, inputs: tuple[str,
         mutate_inputs=lambda a: [per_weight * i + s for i in range(a.num_weights)
                                  for s in states],
         infer_shape=_multi_shape(name, per_weight),
-        compute={XP: _multi_compute(single, per_weight)},
+        compute={XP: _update_compute(kind, _each_weight)},
         gradient=NoGradient("optimizer update"),
         inplace=lambda a: [(per_weight * i, i) for i in range(a.num_weights)],
         domain=Domain(_multi_sample(per_weight, bool(states)), reference),
@@ -226,12 +286,12 @@ def _multi_update_op(name: str, params: type[Params], single, inputs: tuple[str,
 
 OPS += [
     _multi_update_op(
-        "multi_sgd_update", MultiSGDParam, _sgd, ("weight", "grad"), (), _multi_sgd_reference,
+        "multi_sgd_update", MultiSGDParam, "sgd", ("weight", "grad"), (), _multi_sgd_reference,
         """``sgd_update`` of ``num_weights`` weights in one call: the inputs are
 ``weight_0, grad_0, weight_1, grad_1, ...``, weight ``i`` takes ``lrs[i]`` and ``wds[i]``, and
 output ``i`` is its new value (write it back with ``out=[weight_0, weight_1, ...]``)."""),
     _multi_update_op(
-        "multi_sgd_mom_update", MultiSGDMomParam, _sgd_mom, ("weight", "grad", "mom"), (2,),
+        "multi_sgd_mom_update", MultiSGDMomParam, "sgd_mom", ("weight", "grad", "mom"), (2,),
         _multi_sgd_mom_reference,
         """``sgd_mom_update`` of ``num_weights`` weights in one call: the inputs are
 ``weight_0, grad_0, mom_0, weight_1, ...``; each ``mom_i`` is updated in place, weight ``i``
