@@ -28,6 +28,7 @@ DEFAULTS = {
     "graph_passes": True,
     "exec_bulk_size": 15,
     "engine_max_pending": 16,
+    "engine_switch_interval": 0.0002,
     "engine_exit_timeout": 5.0,
     "autoload_plugins": True,
 }

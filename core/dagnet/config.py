@@ -75,6 +75,13 @@ _KEYS: dict[str, Key] = {
             "functions a pushing thread may have outstanding on a threaded engine before a "
             "push waits for the workers to catch up (the bound doubles while functions are "
             "quick, up to 8 times this)", _positive),
+        Key("engine_switch_interval", float, 0.0002,
+            "seconds a thread waiting for Python's interpreter lock waits before the thread "
+            "holding it must hand it over (sys.setswitchinterval), set when a threaded "
+            "engine starts its workers if Python's is longer: with Python's 0.005, a worker "
+            "that finishes a kernel while the pushing thread runs Python waits up to that "
+            "long to go on; 0 leaves Python's setting alone",
+            lambda v: None if v >= 0 else "must be 0 (leave Python's) or more"),
         Key("engine_exit_timeout", float, 5.0,
             "seconds interpreter exit waits for an engine's outstanding functions before it "
             "warns, naming them, and exits anyway",

@@ -1,6 +1,7 @@
 """The engine's process lifecycle, each in a fresh interpreter: a clean exit
-with work outstanding, and fork (``os.fork`` and multiprocessing's ``fork``
-context) giving the child a working engine while the parent keeps working."""
+with work outstanding, fork (``os.fork`` and multiprocessing's ``fork``
+context) giving the child a working engine while the parent keeps working, and the
+interpreter's switch interval that starting a threaded engine's workers sets."""
 
 from __future__ import annotations
 
@@ -22,8 +23,10 @@ def _engine_names() -> list[str]:
     return sorted(dagnet.engine.names())
 
 
-def _run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DAGNET_ENGINE", "MXNET_ENGINE_TYPE")}
+def _run(script: str, *args: str, **env_vars: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DAGNET_ENGINE", "MXNET_ENGINE_TYPE", "DAGNET_ENGINE_SWITCH_INTERVAL")}
+    env.update(env_vars)
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(script), *args], env=env,
                             capture_output=True, text=True, timeout=TIMEOUT)
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout}\n{result.stderr}"
@@ -181,3 +184,34 @@ MULTIPROCESSING_FORK = """
 def test_multiprocessing_fork(name: str) -> None:
     """Processes from multiprocessing's fork context get a working engine."""
     assert _run(MULTIPROCESSING_FORK, name).stdout.strip() == "ok"
+
+
+SWITCH_INTERVAL_AFTER_A_PUSH = """
+    import sys
+    import dagnet
+
+    name, before = sys.argv[1], float(sys.argv[2])
+    sys.setswitchinterval(before)
+    engine = dagnet.engine.create(name)
+    var = engine.new_var()
+    engine.push_sync(lambda run_ctx: None, dagnet.cpu(), mutate_vars=[var])
+    engine.wait_for_all()
+    print(sys.getswitchinterval())
+"""
+
+
+@pytest.mark.parametrize("name", _engine_names())
+@pytest.mark.parametrize("before, configured, after", [
+    (0.005, None, 0.0002),  # Python's default, lowered to the engine's default
+    (0.005, "0.001", 0.001),
+    (0.005, "0", 0.005),  # 0: left alone
+    (0.0001, None, 0.0001),  # already shorter: left alone
+])
+def test_threaded_engines_shorten_the_switch_interval(name, before, configured, after):
+    """Workers that start lower the interval (config engine_switch_interval) so that one
+    returning from a kernel need not wait 5 ms for a thread running Python; the naive
+    engine starts none and leaves it."""
+    env = {} if configured is None else {"DAGNET_ENGINE_SWITCH_INTERVAL": configured}
+    got = float(_run(SWITCH_INTERVAL_AFTER_A_PUSH, name, str(before), **env).stdout)
+    expected = before if name == "naive" else after
+    assert got == pytest.approx(expected)

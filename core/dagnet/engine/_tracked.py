@@ -29,6 +29,7 @@ from typing import Any
 
 from .. import config
 from .._errors import EngineDeadlockError, EngineTimeoutError
+from . import _switch_interval as switch_interval
 from ._base import Block, Engine, FnProperty, RunContext, Var, current_block, interruptible_wait
 from ._inline import _inline
 from ._workers import wait_blocked
@@ -118,8 +119,10 @@ class TrackedEngine(Engine):
             self._stalled_at = retired
         elif caught_up and time.monotonic() - start < finished * self._QUICK:
             self._ahead = min(2 * self._ahead, 8 * self.max_pending)
+            switch_interval.restore()
         else:
             self._ahead = self.max_pending
+            switch_interval.shorten()
 
     def _complete(self, block: Block) -> None:
         """Report ``block`` finished (from a worker or an ``on_complete`` on any thread)."""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..context import Context
+from . import _switch_interval as switch_interval
 from ._base import Block, RunContext, current_block
 
 __all__ = ["WorkerPool"]
@@ -62,6 +63,7 @@ class WorkerPool:
         with self._start_lock:
             if self._threads:
                 return
+            switch_interval.shorten()
             self.num_workers = self._count()
             for index in range(self.num_workers):
                 thread = threading.Thread(target=self._work, name=f"dagnet-{self.name}-{index}",
