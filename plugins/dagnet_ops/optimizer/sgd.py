@@ -103,9 +103,9 @@ def _compiled_update(kind, xp, weights, groups, req, outputs) -> bool:
     when it applies: numpy arrays, all float32 or all float64 and C-contiguous, outputs
     written (not added to), the kernels loaded.  False when it does not apply.
 
-    One call takes up to :data:`_JIT_WEIGHTS_PER_CALL` weights, so that a worker running
-    it takes the interpreter lock back once per call, not once per numpy pass: while
-    another thread runs Python, each taking costs up to the switch interval."""
+    A worker running it takes the interpreter lock back once per kernel call (up to
+    :data:`_JIT_WEIGHTS_PER_CALL` weights each), not once per numpy pass: while another
+    thread runs Python, each taking can cost up to the switch interval."""
     if xp is not np or any(r is not OpReqType.WRITE and r is not OpReqType.INPLACE
                            for r in req):
         return False
