@@ -68,9 +68,9 @@ _KEYS: dict[str, Key] = {
             "float32 convolutions and max pooling on the CPU run oneDNN's kernels when its "
             "library is installed (pip install onednn-cpu-gomp); off, or without it, numpy's"),
         Key("cpu_jit", bool, True,
-            "BatchNorm and the SGD updates on float32 and float64 CPU data run kernels "
-            "compiled with numba when numba is installed (pip install numba); off, or "
-            "without it, numpy's"),
+            "BatchNorm and the SGD and Adam updates on float32 and float64 CPU data run "
+            "kernels compiled with numba when numba is installed (pip install numba); off, "
+            "or without it, numpy's"),
         Key("engine_max_pending", int, 16,
             "functions a pushing thread may have outstanding on a threaded engine before a "
             "push waits for the workers to catch up (the bound doubles while functions are "

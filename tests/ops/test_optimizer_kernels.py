@@ -1,5 +1,5 @@
 """Direct kernel tests of the optimizer updates (plugins/dagnet_ops/optimizer), on numpy
-arrays, through numpy's kernels and (SGD) the ones compiled with numba.
+arrays, through numpy's kernels and (SGD, Adam) the ones compiled with numba.
 
 The expected figures are MXNet 1.9.1's, from ``mx.nd.<update>(weight, grad, *states,
 out=weight, **params)`` on the arrays below.
@@ -37,7 +37,7 @@ needs_jit = pytest.mark.skipif(
                         pytest.param(True, id="compiled", marks=needs_jit)])
 def kernels(request):
     """Each test that takes it runs twice: numpy's update kernels, then the compiled ones
-    (SGD's; the other updates have numpy's only)."""
+    (SGD's and Adam's; the other updates have numpy's only)."""
     with dagnet.config.set(cpu_jit=request.param):
         yield request.param
 
@@ -83,7 +83,8 @@ def test_sgd_mom_update_matches_mxnet_and_updates_the_momentum(params, weight, m
      [0.9011779428, -2.0085880757, 0.5216538906, 2.9600460529], [0.17, 0.04, -0.12, 0.11],
      [0.02925, 0.216, 0.306, 0.07525]),
 ])
-def test_adam_update_matches_mxnet_and_updates_its_moments(params, weight, mean, var):
+def test_adam_update_matches_mxnet_and_updates_its_moments(params, weight, mean, var,
+                                                           kernels):
     out, _, (m, v) = update("adam_update", params, [MOM, VAR])
     np.testing.assert_allclose(out, weight, rtol=2e-6)
     np.testing.assert_allclose(m, mean, rtol=2e-6, atol=1e-7)
@@ -118,7 +119,7 @@ def test_arrays_of_several_blocks_update_as_small_ones(name, states, in_place, k
         np.testing.assert_array_equal(big, np.tile(small, repeat))
 
 
-def test_float32_updates_stay_float32():
+def test_float32_updates_stay_float32(kernels):
     out, _, (m, v) = update("adam_update", {"lr": 0.1}, [MOM, VAR], dtype=np.float32)
     assert out.dtype == m.dtype == v.dtype == np.float32
     np.testing.assert_allclose(out, [0.8616503477, -1.9526416063, 0.5127021074, 3.0044739246],
@@ -145,7 +146,7 @@ def test_declarations(name, arguments, states):
         assert (defaults.beta1, defaults.beta2, defaults.epsilon) == (0.9, 0.999, 1e-8)
 
 
-# -- SGD's compiled kernels against numpy's --------------------------------------------------
+# -- the compiled kernels against numpy's ----------------------------------------------------
 def _multi_arrays(kind, dtype, shapes, seed):
     """Per weight: weight, grad[, mom], with an infinite weight and a NaN gradient."""
     rs = np.random.RandomState(seed)
@@ -186,6 +187,32 @@ def test_compiled_sgd_gives_numpys_bits(kind, dtype, clip_gradient, wd, num_weig
                                  list(itertools.chain(*groups)),
                                  [OpReqType.INPLACE] * num_weights, outs)
         results.append([a for group in groups for a in group])
+    for got, want in zip(*results):
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@needs_jit
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("clip_gradient", [-1.0, 0.3])
+@pytest.mark.parametrize("wd", [0.0, 1e-3])
+def test_compiled_adam_gives_numpys_bits(dtype, clip_gradient, wd):
+    """adam_update through the compiled kernel and through numpy's (in blocks, over an
+    array of several): the same weight, mean and variance bits, NaN and infinity included."""
+    op = OPS["adam_update"]
+    attrs = op.parse_params({"lr": 0.01, "wd": wd, "rescale_grad": 1 / 96, "beta1": 0.8,
+                             "clip_gradient": clip_gradient, "epsilon": 1e-6})
+    size = 2 * BLOCK + 5
+    results = []
+    for compiled in (True, False):
+        rs = np.random.RandomState(3)
+        arrays = [(rs.standard_normal(size) * 3).astype(dtype) for _ in range(3)]
+        arrays.append(rs.uniform(0, 2, size).astype(dtype))  # the variance
+        arrays[0][0], arrays[1][-1] = np.inf, np.nan
+        with dagnet.config.set(cpu_jit=compiled), np.errstate(invalid="ignore"):
+            op.kernel_for("cpu")(attrs, OpContext(True, None, [], np), arrays,
+                                 [OpReqType.INPLACE], [arrays[0]])
+        results.append(arrays)
     for got, want in zip(*results):
         assert got.dtype == dtype
         np.testing.assert_array_equal(got, want)

@@ -1,6 +1,6 @@
 """Kernels compiled with numba where numpy's kernels walk memory too often or hold the
-interpreter lock too often: BatchNorm's passes (family ``"batch_norm"``) and the SGD
-updates (``"updates"``).
+interpreter lock too often: BatchNorm's passes (family ``"batch_norm"``) and the SGD and
+Adam updates (``"updates"``).
 
 Used when numba is installed (a dependency of dagnet where numba ships wheels) and
 ``config cpu_jit`` is on (``DAGNET_CPU_JIT=0`` turns it off); otherwise

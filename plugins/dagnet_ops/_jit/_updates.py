@@ -1,4 +1,5 @@
-"""The SGD updates (plain and momentum) of several weights in one call, compiled with numba.
+"""The SGD updates (plain and momentum) of several weights in one call, and the Adam update,
+compiled with numba.
 
 Each kernel takes tuples with one entry per weight: 1-D C-contiguous arrays of one float
 dtype (weights, gradients, momenta, outputs; an output may be its weight) and per-weight
@@ -23,9 +24,10 @@ and with clipping (``clipping``, bounds ``-bound, bound``)::
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
-__all__ = ["sgd", "sgd_mom"]
+__all__ = ["adam", "sgd", "sgd_mom"]
 
 _jit = njit(nogil=True, cache=True)
 
@@ -72,4 +74,30 @@ def sgd_mom(weights, grads, moms, outs, scales, decays_by, decays, clipping, res
             mi = m[i] * momentum - step
             m[i] = mi
             o[i] = w[i] + mi
+    return 0
+
+
+@_jit
+def adam(w, g, mean, var, o, lr, wd, rescale, clipping, bound, beta1, one_minus_beta1, beta2,
+         one_minus_beta2, epsilon):
+    """``adam_update`` on 1-D arrays, the factors rounded to their dtype; as numpy's kernel::
+
+        g = clip(grad * rescale + wd * weight, -bound, bound)    (clipping only)
+        mean = beta1 * mean + one_minus_beta1 * g
+        var = beta2 * var + one_minus_beta2 * g * g
+        out = weight - lr * mean / (sqrt(var) + epsilon)
+    """
+    for i in range(w.size):
+        wi = w[i]
+        gi = g[i] * rescale + wd * wi
+        if clipping:
+            if gi > bound:
+                gi = bound
+            elif gi < -bound:
+                gi = -bound
+        mi = beta1 * mean[i] + one_minus_beta1 * gi
+        vi = beta2 * var[i] + one_minus_beta2 * gi * gi
+        mean[i] = mi
+        var[i] = vi
+        o[i] = wi - lr * mi / (np.sqrt(vi) + epsilon)
     return 0

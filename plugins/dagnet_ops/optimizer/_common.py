@@ -22,7 +22,8 @@ from dagnet.operator import (
 
 from .._draw import Draw
 
-__all__ = ["UpdateParam", "blocks", "clip", "descent_step", "reference_gradient", "update_op"]
+__all__ = ["JIT_DTYPES", "UpdateParam", "blocks", "clip", "descent_step", "reference_gradient",
+           "update_op"]
 
 # Elements per block (512 KiB of float32): a block of the weight, the gradient and the
 # block-sized temporary fit in a 2 MiB L2 cache together, so an update whose arrays do
@@ -30,6 +31,9 @@ __all__ = ["UpdateParam", "blocks", "clip", "descent_step", "reference_gradient"
 # more on one thread, and each block costs a GIL hand-over when workers run updates
 # side by side (on two workers, 64Ki-element blocks lost twice what these lose).
 BLOCK = 1 << 17
+
+#: the dtypes the compiled update kernels (``dagnet_ops._jit``) take
+JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 class UpdateParam(Params):

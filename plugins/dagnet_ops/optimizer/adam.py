@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from dagnet.operator import Field, assign
+from dagnet.operator import Field, OpReqType, assign
 
-from ._common import UpdateParam, blocks, clip, update_op
+from .. import _jit
+from ._common import JIT_DTYPES, UpdateParam, blocks, clip, update_op
 
 __all__ = ["OPS"]
 
@@ -20,12 +21,35 @@ class AdamParam(UpdateParam):
 
 def _adam(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
+    if _compiled_adam(attrs, xp, inputs, req[0], outputs[0]):
+        return
     for weight, grad, mean, var, out in blocks(xp, *inputs, outputs[0]):
         # Unlike SGD, weight decay joins the gradient before clipping (as MXNet).
         g = clip(xp, grad * attrs.rescale_grad + attrs.wd * weight, attrs.clip_gradient)
         mean[...] = attrs.beta1 * mean + (1 - attrs.beta1) * g
         var[...] = attrs.beta2 * var + (1 - attrs.beta2) * g * g
         assign(out, req[0], weight - attrs.lr * mean / (xp.sqrt(var) + attrs.epsilon))
+
+
+def _compiled_adam(attrs, xp, inputs, req, out) -> bool:
+    """The update by the compiled kernel (``dagnet_ops._jit``: one pass, one release of the
+    interpreter lock, numpy's bits) when it applies: numpy arrays, all float32 or all
+    float64 and C-contiguous, the output written, the kernels loaded.  False otherwise."""
+    dtype = out.dtype
+    if xp is not np or (req is not OpReqType.WRITE and req is not OpReqType.INPLACE) or \
+            dtype not in JIT_DTYPES or \
+            not all(a.dtype == dtype and a.flags.c_contiguous for a in (*inputs, out)):
+        return False
+    jit = _jit.kernels("updates")
+    if jit is None:
+        return False
+    cast = dtype.type
+    weight, grad, mean, var = (a.reshape(-1) for a in inputs)
+    jit.adam(weight, grad, mean, var, out.reshape(-1), cast(attrs.lr), cast(attrs.wd),
+             cast(attrs.rescale_grad), attrs.clip_gradient >= 0,
+             cast(max(attrs.clip_gradient, 0.0)), cast(attrs.beta1), cast(1 - attrs.beta1),
+             cast(attrs.beta2), cast(1 - attrs.beta2), cast(attrs.epsilon))
+    return True
 
 
 def _reference(params, weight, grad, mean, var):

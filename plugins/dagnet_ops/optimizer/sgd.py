@@ -26,7 +26,15 @@ from dagnet.operator import (
 from .. import _jit
 from .._draw import Draw
 from .._fields import FloatTuple
-from ._common import UpdateParam, blocks, clip, descent_step, reference_gradient, update_op
+from ._common import (
+    JIT_DTYPES,
+    UpdateParam,
+    blocks,
+    clip,
+    descent_step,
+    reference_gradient,
+    update_op,
+)
 
 __all__ = ["OPS"]
 
@@ -75,7 +83,6 @@ def _sgd_mom_numpy(xp, attrs, inputs, req, out):
 
 
 _NUMPY_KERNELS = {"sgd": _sgd_numpy, "sgd_mom": _sgd_mom_numpy}
-_JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _JIT_WEIGHTS_PER_CALL = 4  # numba compiles the kernels once per number of weights in a call
 
 
@@ -110,7 +117,7 @@ def _compiled_update(kind, xp, weights, groups, req, outputs) -> bool:
                            for r in req):
         return False
     dtype = outputs[0].dtype
-    if dtype not in _JIT_DTYPES or not all(
+    if dtype not in JIT_DTYPES or not all(
             a.dtype == dtype and a.flags.c_contiguous
             for a in itertools.chain(outputs, *groups)):
         return False
