@@ -77,10 +77,11 @@ _KEYS: dict[str, Key] = {
             "quick, up to 8 times this)", _positive),
         Key("engine_switch_interval", float, 0.0002,
             "seconds a thread waiting for Python's interpreter lock waits before the thread "
-            "holding it must hand it over (sys.setswitchinterval), set when a threaded "
-            "engine starts its workers if Python's is longer: with Python's 0.005, a worker "
+            "holding it must hand it over (sys.setswitchinterval), set from when a threaded "
+            "engine's workers start if Python's is longer: with Python's 0.005, a worker "
             "that finishes a kernel while the pushing thread runs Python waits up to that "
-            "long to go on; 0 leaves Python's setting alone",
+            "long to go on; Python's is put back while the workers' functions take "
+            "microseconds; 0 leaves Python's setting alone",
             lambda v: None if v >= 0 else "must be 0 (leave Python's) or more"),
         Key("engine_exit_timeout", float, 5.0,
             "seconds interpreter exit waits for an engine's outstanding functions before it "
