@@ -7,7 +7,6 @@ output."""
 from __future__ import annotations
 
 import itertools
-import sys
 
 import numpy as np
 import pytest
@@ -148,12 +147,8 @@ def test_batch_norm_of_empty_data_and_of_nan(path):
     assert np.isfinite(grads[2]).all()  # beta's gradient sums dy alone
 
 
-def test_batch_norm_falls_back_to_numpy_without_numba(monkeypatch):
-    loaded = _jit._loaded["batch_norm"]
-    monkeypatch.setattr(loaded, "_value", None)  # not imported yet
-    monkeypatch.setattr(loaded, "failure", None)
-    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
-    monkeypatch.delitem(sys.modules, "dagnet_ops._jit._batch_norm", raising=False)
+def test_batch_norm_falls_back_to_numpy_without_numba(hide_numba):
+    hide_numba("batch_norm")
     assert _jit.kernels("batch_norm") is None
     assert "numba" in _jit.unavailable_reason("batch_norm")
     _check_batch_norm((4, 3, 5), 1, True, False)  # numpy's passes

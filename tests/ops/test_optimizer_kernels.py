@@ -8,7 +8,6 @@ out=weight, **params)`` on the arrays below.
 from __future__ import annotations
 
 import itertools
-import sys
 
 import numpy as np
 import pytest
@@ -236,12 +235,8 @@ def test_sgd_runs_numpys_kernels_where_the_compiled_ones_do_not_apply(case):
     np.testing.assert_allclose(out, want, rtol=1e-3 if case == "float16" else 1e-12)
 
 
-def test_sgd_falls_back_to_numpy_without_numba(monkeypatch):
-    loaded = _jit._loaded["updates"]
-    monkeypatch.setattr(loaded, "_value", None)  # not imported yet
-    monkeypatch.setattr(loaded, "failure", None)
-    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
-    monkeypatch.delitem(sys.modules, "dagnet_ops._jit._updates", raising=False)
+def test_sgd_falls_back_to_numpy_without_numba(hide_numba):
+    hide_numba("updates")
     assert _jit.kernels("updates") is None
     assert "numba" in _jit.unavailable_reason("updates")
     out, _, _ = update("sgd_update", {"lr": 0.1})
