@@ -32,6 +32,16 @@ def test_shorten_then_restore_puts_pythons_interval_back():
     assert sys.getswitchinterval() == pytest.approx(0.005)
 
 
+def test_a_second_shorter_setting_still_restores_pythons():
+    with dagnet.config.set(engine_switch_interval=0.001):
+        _switch_interval.shorten()
+    with dagnet.config.set(engine_switch_interval=0.0005):
+        _switch_interval.shorten()
+    assert sys.getswitchinterval() == pytest.approx(0.0005)
+    _switch_interval.restore()
+    assert sys.getswitchinterval() == pytest.approx(0.005)
+
+
 @pytest.mark.parametrize("configured", [0.0, 0.01])
 def test_shorten_leaves_a_shorter_interval_or_a_zero_setting(configured):
     with dagnet.config.set(engine_switch_interval=configured):

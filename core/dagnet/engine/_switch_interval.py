@@ -37,7 +37,10 @@ def shorten() -> None:
     if not 0 < wanted < sys.getswitchinterval():
         return
     with _lock:
-        _saved, _set = sys.getswitchinterval(), wanted
+        now = sys.getswitchinterval()
+        if _set is None or now != _set:  # else _saved already holds the one to put back
+            _saved = now
+        _set = wanted
         sys.setswitchinterval(wanted)
 
 
