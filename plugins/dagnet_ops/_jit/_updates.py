@@ -1,11 +1,12 @@
 """The SGD updates (plain and momentum) of several weights in one call, and the Adam update,
 compiled with numba.
 
-Each kernel takes tuples with one entry per weight: 1-D C-contiguous arrays of one float
-dtype (weights, gradients, momenta, outputs; an output may be its weight) and per-weight
-factors already rounded to that dtype.  It makes one trip through memory per weight, and
-releases the interpreter lock once for the whole call: a worker running it never waits
-for the lock between weights while another thread (the one pushing the next step's
+The SGD kernels take tuples with one entry per weight: 1-D C-contiguous arrays of one
+float dtype (weights, gradients, momenta, outputs; an output may be its weight) and
+per-weight factors already rounded to that dtype; :func:`adam` takes one weight's arrays
+and factors.  Each makes one trip through memory per weight, and releases the
+interpreter lock once for the whole call: a worker running it never waits for the lock
+between passes or weights while another thread (the one pushing the next step's
 operators) holds it.
 
 The arithmetic is numpy's kernels' (``dagnet_ops.optimizer``) element by element, in the
