@@ -1,5 +1,5 @@
 """What every update shares: the learning-rate parameters, the gradient preprocessing
-and shape/type rules, and a conformance-suite domain."""
+and shape/type rules, when the compiled kernels apply, and a conformance-suite domain."""
 
 from __future__ import annotations
 
@@ -16,14 +16,16 @@ from dagnet.operator import (
     Field,
     NoGradient,
     Op,
+    OpReqType,
     Params,
     elemwise_shape,
 )
 
+from .. import _jit
 from .._draw import Draw
 
-__all__ = ["JIT_DTYPES", "UpdateParam", "blocks", "clip", "descent_step", "reference_gradient",
-           "update_op"]
+__all__ = ["UpdateParam", "blocks", "clip", "compiled_kernels", "descent_step",
+           "reference_gradient", "update_op"]
 
 # Elements per block (512 KiB of float32): a block of the weight, the gradient and the
 # block-sized temporary fit in a 2 MiB L2 cache together, so an update whose arrays do
@@ -32,8 +34,7 @@ __all__ = ["JIT_DTYPES", "UpdateParam", "blocks", "clip", "descent_step", "refer
 # side by side (on two workers, 64Ki-element blocks lost twice what these lose).
 BLOCK = 1 << 17
 
-#: the dtypes the compiled update kernels (``dagnet_ops._jit``) take
-JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_JIT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # what the compiled kernels take
 
 
 class UpdateParam(Params):
@@ -64,6 +65,22 @@ def blocks(xp: Any, *arrays: Any) -> Iterator[tuple]:
     flat = [a.reshape(-1) for a in arrays]
     for start in range(0, flat[0].size, BLOCK):
         yield tuple(f[start:start + BLOCK] for f in flat)
+
+
+def compiled_kernels(xp: Any, req: Sequence[OpReqType], arrays: Sequence[Any]) -> Any:
+    """The compiled update kernels (``dagnet_ops._jit``, family ``"updates"``: one pass,
+    one release of the interpreter lock, numpy's bits) when they apply to ``arrays`` (the
+    update's inputs and outputs): numpy arrays, all float32 or all float64 and C-contiguous,
+    every output written (``req``, not added to), the kernels loaded.  None otherwise, and
+    numpy's kernels run."""
+    if xp is not np or any(r is not OpReqType.WRITE and r is not OpReqType.INPLACE
+                           for r in req):
+        return None
+    dtype = arrays[0].dtype
+    if dtype not in _JIT_DTYPES or not all(a.dtype == dtype and a.flags.c_contiguous
+                                           for a in arrays):
+        return None
+    return _jit.kernels("updates")
 
 
 def clip(xp, grad, bound):

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dagnet.operator import Field, OpReqType, assign
+from dagnet.operator import Field, assign
 
-from .. import _jit
-from ._common import JIT_DTYPES, UpdateParam, blocks, clip, update_op
+from ._common import UpdateParam, blocks, clip, compiled_kernels, update_op
 
 __all__ = ["OPS"]
 
@@ -32,18 +31,12 @@ def _adam(attrs, ctx, inputs, req, outputs):
 
 
 def _compiled_adam(attrs, xp, inputs, req, out) -> bool:
-    """The update by the compiled kernel (``dagnet_ops._jit``: one pass, one release of the
-    interpreter lock, numpy's bits) when it applies: numpy arrays, all float32 or all
-    float64 and C-contiguous, the output written, the kernels loaded.  False otherwise."""
-    dtype = out.dtype
-    if xp is not np or (req is not OpReqType.WRITE and req is not OpReqType.INPLACE) or \
-            dtype not in JIT_DTYPES or \
-            not all(a.dtype == dtype and a.flags.c_contiguous for a in (*inputs, out)):
-        return False
-    jit = _jit.kernels("updates")
+    """The update by the compiled kernel where it applies (:func:`compiled_kernels`);
+    False otherwise."""
+    jit = compiled_kernels(xp, [req], [*inputs, out])
     if jit is None:
         return False
-    cast = dtype.type
+    cast = out.dtype.type
     weight, grad, mean, var = (a.reshape(-1) for a in inputs)
     jit.adam(weight, grad, mean, var, out.reshape(-1), cast(attrs.lr), cast(attrs.wd),
              cast(attrs.rescale_grad), attrs.clip_gradient >= 0,

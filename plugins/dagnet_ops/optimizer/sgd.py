@@ -7,8 +7,6 @@ from __future__ import annotations
 import itertools
 from typing import Any, NamedTuple
 
-import numpy as np
-
 from dagnet import ShapeError
 from dagnet.operator import (
     XP,
@@ -23,14 +21,13 @@ from dagnet.operator import (
     merge_shape,
 )
 
-from .. import _jit
 from .._draw import Draw
 from .._fields import FloatTuple
 from ._common import (
-    JIT_DTYPES,
     UpdateParam,
     blocks,
     clip,
+    compiled_kernels,
     descent_step,
     reference_gradient,
     update_op,
@@ -106,25 +103,16 @@ def _update_compute(kind: str, weights_of):
 
 
 def _compiled_update(kind, xp, weights, groups, req, outputs) -> bool:
-    """Update every weight with the compiled kernel of ``kind`` (see ``dagnet_ops._jit``)
-    when it applies: numpy arrays, all float32 or all float64 and C-contiguous, outputs
-    written (not added to), the kernels loaded.  False when it does not apply.
+    """Update every weight with the compiled kernel of ``kind`` where it applies
+    (:func:`compiled_kernels`); False otherwise.
 
     A worker running it takes the interpreter lock back once per kernel call (up to
     :data:`_JIT_WEIGHTS_PER_CALL` weights each), not once per numpy pass: while another
     thread runs Python, each taking can cost up to the switch interval."""
-    if xp is not np or any(r is not OpReqType.WRITE and r is not OpReqType.INPLACE
-                           for r in req):
-        return False
-    dtype = outputs[0].dtype
-    if dtype not in JIT_DTYPES or not all(
-            a.dtype == dtype and a.flags.c_contiguous
-            for a in itertools.chain(outputs, *groups)):
-        return False
-    jit = _jit.kernels("updates")
+    jit = compiled_kernels(xp, req, [*outputs, *itertools.chain(*groups)])
     if jit is None:
         return False
-    kernel, cast, shared = getattr(jit, kind), dtype.type, weights[0]
+    kernel, cast, shared = getattr(jit, kind), outputs[0].dtype.type, weights[0]
     clipping = shared.clip_gradient >= 0
     common = (clipping, cast(shared.rescale_grad), cast(max(shared.clip_gradient, 0.0)))
     if kind == "sgd_mom":
