@@ -175,14 +175,9 @@ def _make(symbol: Any, dev: Any, shapes: dict, dtypes: dict, args: list, grads: 
         optimized, mapping = eliminate_common_expr(symbol)
         shapes = remap_entries(shapes, mapping, optimized)
         dtypes = remap_entries(dtypes, mapping, optimized)
-    if not group2ctx:  # one device: what the passes are told
-        arg_nodes, aux_nodes = symbol._variables()
-        given = {n.name: a.shape for n, a in zip(arg_nodes + aux_nodes, args + aux)}
-        types = {n.name: a.dtype for n, a in zip(arg_nodes + aux_nodes, args + aux)}
-        optimized, shapes, dtypes = run_graph_passes(
-            optimized, shapes, dtypes, dev.ctx,
-            lambda rewritten: (_complete_shapes(rewritten, given, "graph pass"),
-                               _complete_dtypes(rewritten, types, "graph pass")))
+    if not group2ctx:  # one device
+        optimized, shapes, dtypes = run_graph_passes(optimized, shapes, dtypes, dev.ctx,
+                                                     _inference_from(args, aux))
     devices = place_nodes(optimized, dev.ctx, group2ctx, [a.context for a in args],
                           [a.context for a in aux])
     grad_devices = [None if g is None else g.context for g in grads]
@@ -190,6 +185,20 @@ def _make(symbol: Any, dev: Any, shapes: dict, dtypes: dict, args: list, grads: 
     graph.output_names = symbol.list_outputs()  # an output CSE copied keeps its name
     return Executor(symbol, dev, bridge_devices(graph), args, grads, aux, reqs, shared_exec,
                     group2ctx)
+
+
+def _inference_from(args: list, aux: list) -> Any:
+    """``infer(symbol)`` for :func:`run_graph_passes`: a rewritten symbol's entry shapes
+    and dtypes, from the bound arrays (the rewrite keeps the arguments and auxiliary
+    states, in order; it is called only for a graph a pass rewrote)."""
+
+    def infer(rewritten: Any) -> tuple[dict, dict]:
+        arg_nodes, aux_nodes = rewritten._variables()
+        bound = list(zip(arg_nodes + aux_nodes, args + aux))
+        return (_complete_shapes(rewritten, {n.name: a.shape for n, a in bound}, "graph pass"),
+                _complete_dtypes(rewritten, {n.name: a.dtype for n, a in bound}, "graph pass"))
+
+    return infer
 
 
 def _device(ctx: Any) -> Any:
