@@ -21,8 +21,8 @@ OUTSIDE = [ROOT / "plugins", ROOT / "backend_cpu", ROOT / "backend_cuda"]
 # Bottom to top.  ``runtime`` runs kernels with the operators' OpContext, so the
 # operator records sit just below it.
 LAYERS = [
-    {"_errors", "_argcheck", "config", "context", "backend", "plugins", "attribute", "name",
-     "base", "util"},
+    {"_errors", "_argcheck", "_fork", "config", "context", "backend", "plugins", "attribute",
+     "name", "base", "util"},
     {"engine", "storage"},
     {"resource"},
     {"operator"},

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from .._fork import MEMORY, at_fork
 from ._pool import DevicePool, Handle, StorageManager, StorageStats, bucket_size
 
 __all__ = [
@@ -18,6 +19,8 @@ __all__ = [
 ]
 
 _manager = StorageManager()
+at_fork(MEMORY, before=_manager.hold_locks, after_in_parent=_manager.release_locks,
+        after_in_child=_manager.release_locks)
 
 
 def manager() -> StorageManager:

@@ -185,6 +185,7 @@ class StorageManager:
     def __init__(self) -> None:
         self._pools: dict[Context, DevicePool] = {}
         self._lock = threading.Lock()
+        self._held: list[DevicePool] = []  # pools whose locks are held across a fork
 
     def pool(self, ctx: Context) -> DevicePool:
         """The pool of ``ctx``, created on first use."""
@@ -241,6 +242,21 @@ class StorageManager:
         """Devices that have a pool."""
         with self._lock:
             return list(self._pools)
+
+    def hold_locks(self) -> None:
+        """Take the manager's lock and every pool's (before ``os.fork``): the child then
+        inherits each pool whole, never in the middle of another thread's update."""
+        self._lock.acquire()
+        self._held = list(self._pools.values())
+        for pool in self._held:
+            pool._lock.acquire()
+
+    def release_locks(self) -> None:
+        """Let go of what :meth:`hold_locks` took (after the fork, in parent and child)."""
+        for pool in self._held:
+            pool._lock.release()
+        self._held = []
+        self._lock.release()
 
     def _pool_of(self, handle: Handle, action: str) -> DevicePool:
         if not isinstance(handle, Handle):
