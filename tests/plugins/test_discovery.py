@@ -395,3 +395,26 @@ def test_a_bad_switch_value_raises_every_time_and_leaves_nothing_half_done(
             plugins.engines()
     monkeypatch.delenv("DAGNET_AUTOLOAD_PLUGINS")
     assert "naive" in plugins.engines()
+
+
+def test_ctrl_c_while_plugins_load_leaves_them_to_load_again(fresh_plugins):
+    """A KeyboardInterrupt in the middle of filling a registry (Ctrl-C while the
+    operator modules import) starts discovery over at the next use, keeping the
+    plugins added by hand: nothing is left half registered."""
+    calls = []
+
+    class Interrupted:
+        @dagnet.hookimpl
+        def dagnet_register_ops(self, ops):
+            calls.append(len(calls))
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            ops.add(dagnet.operator.Op(name="_ctrl_c_plugin_op", num_inputs=1))
+
+    plugins.register(Interrupted(), name="interrupted")
+    with pytest.raises(KeyboardInterrupt):
+        plugins.ops()
+    registry = plugins.ops()
+    assert calls == [0, 1]
+    assert "_ctrl_c_plugin_op" in registry and "FullyConnected" in registry
+    assert "naive" in plugins.engines()

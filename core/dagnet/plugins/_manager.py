@@ -132,6 +132,7 @@ class PluginManager:
         self._discovered = False
         self._autoload: bool | None = None
         self._pending_direct: list[tuple[Any, str]] = []
+        self._direct: list[tuple[Any, str]] = []  # every plugin added by hand
         self.plugins: dict[str, PluginInfo] = {}
         self.errors: list[PluginLoadError] = []
         self.blocked: list[str] = []
@@ -276,18 +277,30 @@ class PluginManager:
         from .. import config
 
         with self._lock:
-            if not self._discovered:
-                # Read first: a bad setting raises here, each time, and leaves
-                # nothing half done.  The flag is set before discovery so a
-                # plugin that asks for a registry while importing gets this one.
-                self._autoload = bool(config.get("autoload_plugins"))
-                self._discovered = True
-                self._discover()
-            if attribute not in self._filled:
-                self._filled.add(attribute)
-                for info in list(self.plugins.values()):
-                    self._call_registrar(info, attribute)
+            try:
+                if not self._discovered:
+                    # Read first: a bad setting raises here, each time, and leaves
+                    # nothing half done.  The flag is set before discovery so a
+                    # plugin that asks for a registry while importing gets this one.
+                    self._autoload = bool(config.get("autoload_plugins"))
+                    self._discovered = True
+                    self._discover()
+                if attribute not in self._filled:
+                    self._filled.add(attribute)
+                    for info in list(self.plugins.values()):
+                        self._call_registrar(info, attribute)
+            except BaseException:  # Ctrl-C while plugins load: the next use starts over
+                self._start_over()
+                raise
             return getattr(self, attribute)
+
+    def _start_over(self) -> None:
+        """Forget a discovery or a registry fill that was interrupted half done, keeping
+        the plugins added by hand: the next use loads everything again."""
+        direct = self._direct
+        self.__init__()  # type: ignore[misc]
+        self._pending_direct = list(direct)
+        self._direct = list(direct)
 
     # -- public ------------------------------------------------------------
     def engine_registry(self) -> EngineRegistry:
@@ -311,6 +324,7 @@ class PluginManager:
         """Add a plugin object or module by hand (tests, notebooks, embedded use)."""
         name = name or getattr(plugin, "__name__", None) or repr(plugin)
         with self._lock:
+            self._direct.append((plugin, name))
             if self._discovered:
                 self._add_plugin(name, plugin, Provider(name), "dagnet.plugins.register()")
             else:
