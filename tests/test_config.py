@@ -30,6 +30,7 @@ DEFAULTS = {
     "engine_max_pending": 16,
     "engine_switch_interval": 0.0002,
     "engine_exit_timeout": 5.0,
+    "engine_fork_timeout": 2.0,
     "autoload_plugins": True,
 }
 

@@ -22,6 +22,7 @@ __all__ = [
     "OperatorFailedNotImplementedError",
     "EngineDeadlockError",
     "EngineTimeoutError",
+    "EngineForkError",
     "BackendUnavailableError",
     "StorageError",
     "ParamError",
@@ -132,6 +133,12 @@ class EngineDeadlockError(EngineError):
 
 class EngineTimeoutError(EngineError, TimeoutError):
     """A wait ran past its timeout; the message names who holds the variable."""
+
+
+class EngineForkError(EngineError):
+    """A function was outstanding when the process forked: the child never ran it, so
+    what it writes is undefined there (raised in the child, wrapped in
+    :class:`OperatorFailedError`, at a wait on what it writes)."""
 
 
 class BackendUnavailableError(DagnetError, RuntimeError):

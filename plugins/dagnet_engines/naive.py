@@ -7,7 +7,15 @@ from collections.abc import Callable, Iterable
 
 from dagnet import EngineDeadlockError, EngineTimeoutError
 from dagnet.context import Context
-from dagnet.engine import Block, Engine, RunContext, Var, current_block, interruptible_wait
+from dagnet.engine import (
+    Block,
+    Engine,
+    Failure,
+    RunContext,
+    Var,
+    current_block,
+    interruptible_wait,
+)
 
 __all__ = ["NaiveEngine"]
 
@@ -28,10 +36,14 @@ class NaiveEngine(Engine):
     conflicting functions at once.  An asynchronous function lets the others
     in while it waits for ``on_complete``, since the thread completing it
     may push too; until it completes it is outstanding, and waits from other
-    threads (and interpreter exit) wait for it as on the threaded engines.
+    threads (and interpreter exit) wait for it as on the threaded engines,
+    as they wait for a function another thread is running.
 
     Ctrl-C while ``push`` waits for ``on_complete`` interrupts the push; the
-    function stays outstanding until it completes.
+    function stays outstanding until it completes.  Ctrl-C while the pushed
+    function runs interrupts the function: its push raises the
+    ``KeyboardInterrupt`` at once, and the next wait on what it writes reports
+    it as failed (it did not finish).
     """
 
     name = "naive"
@@ -40,11 +52,15 @@ class NaiveEngine(Engine):
         super().__init__()
         self._run_ctxs: dict[Context | None, RunContext | None] = {None: None}
         self._serial = threading.Lock()
-        self._owner: int | None = None  # the thread running a function, holding _serial
+        self._owner: int | None = None  # the thread running functions, holding _serial
+        self._running: list[Block] = []  # the functions it runs, outermost first
         # Asynchronous functions started and not yet finished, with the
-        # condition that is notified whenever one finishes.
+        # condition that is notified whenever one finishes (or the owner lets
+        # _serial go while a thread waits: _waiting).
         self._async: set[Block] = set()
         self._async_done = threading.Condition(threading.Lock())
+        self._waiting = 0
+        self._serial_held_for_fork = False
 
     def _submit(self, block: Block) -> None:
         me = threading.get_ident()
@@ -62,8 +78,21 @@ class NaiveEngine(Engine):
             block.seq = next(self._seq)
             self._run(block)
         finally:
-            self._owner = None
+            self._owner = None  # _let_go, inline: this is every push's path
             self._serial.release()
+            if self._waiting:
+                self._tell_waiters()
+
+    def _let_go(self) -> None:
+        """Release ``_serial`` (held by this thread), telling waiting threads."""
+        self._owner = None
+        self._serial.release()
+        if self._waiting:
+            self._tell_waiters()
+
+    def _tell_waiters(self) -> None:
+        with self._async_done:
+            self._async_done.notify_all()
 
     def _run(self, block: Block) -> None:
         run_ctx = self._run_ctxs.get(block.ctx)
@@ -74,7 +103,14 @@ class NaiveEngine(Engine):
                 self._fail(block, error)
                 return
         if not block.is_async:
-            self._execute(block, run_ctx, _ignore)
+            running = self._running
+            running.append(block)
+            try:
+                interrupted = self._execute(block, run_ctx, _ignore)
+            finally:
+                running.pop()
+            if interrupted is not None:
+                _raise_at_push(interrupted)
             return
         finished = threading.Event()
         abandoned = False
@@ -87,12 +123,13 @@ class NaiveEngine(Engine):
 
         with self._async_done:
             self._async.add(block)
-        self._execute(block, run_ctx, done)
+        interrupted = self._execute(block, run_ctx, done)
         if not finished.is_set():
             # Let the others in while it completes elsewhere: the completing
             # thread may push too, and must not wait for this one.
-            owner, self._owner = self._owner, None
-            self._serial.release()
+            owner, running = self._owner, self._running
+            self._running = []
+            self._let_go()
             try:
                 interruptible_wait(
                     finished.wait, None,
@@ -106,13 +143,16 @@ class NaiveEngine(Engine):
                 raise
             finally:
                 self._reacquire_serial()
-                self._owner = owner
+                self._owner, self._running = owner, running
         with self._async_done:
             self._retire(block)
+        if interrupted is not None:
+            _raise_at_push(interrupted)
 
     def _reacquire_serial(self) -> None:
         # The frames below expect to hold the lock again, so a Ctrl-C while
-        # taking it is held back until it is taken, then raised.
+        # taking it is held back until it is taken, then raised.  (dagnet's
+        # SIGINT handler holds it back anyway; another handler may not.)
         interrupted = None
         while True:
             try:
@@ -128,20 +168,32 @@ class NaiveEngine(Engine):
         self._async.discard(block)
         self._async_done.notify_all()
 
-    # -- waiting: only for asynchronous functions not completed yet -------------
+    # -- waiting: for asynchronous functions not completed yet, and for the
+    # -- functions another thread is running ------------------------------------
+    def _outstanding(self, var: Var | None) -> list[Block]:
+        """The functions started and not finished that use ``var`` (None: any),
+        but for those this thread runs itself (called holding ``_async_done``)."""
+        blocks = list(self._async)
+        if self._owner != threading.get_ident():
+            blocks += self._running
+        if var is None:
+            return blocks
+        return [b for b in blocks if var in b.writes or var in b.reads]
+
     def _wait_var(self, var: Var, timeout: float | None) -> None:
-        if self._async:  # read without the lock: a push made before this wait is in it
-            self._wait_until(lambda: [b for b in self._async if var in b.writes or var in b.reads],
-                             lambda b: var in b.writes, f"wait_for_var({var.name})", timeout)
+        # read without the lock: a push made before this wait is in them
+        if self._async or self._running:
+            self._wait_until(var, lambda b: var in b.writes, f"wait_for_var({var.name})",
+                             timeout)
 
     def _wait_all(self, timeout: float | None) -> None:
-        if self._async:
-            self._wait_until(lambda: list(self._async), lambda b: True, "wait_for_all()", timeout)
+        if self._async or self._running:
+            self._wait_until(None, lambda b: True, "wait_for_all()", timeout)
 
-    def _wait_until(self, outstanding: Callable[[], list[Block]],
-                    blocks: Callable[[Block], bool], what: str, timeout: float | None) -> None:
-        """Wait until ``outstanding()`` (evaluated holding ``_async_done``) is
-        empty but for the calling function itself.
+    def _wait_until(self, var: Var | None, blocks: Callable[[Block], bool], what: str,
+                    timeout: float | None) -> None:
+        """Wait until no function is outstanding that uses ``var`` (None: any), but
+        for the calling function itself.
 
         Inside a function, waiting for another that ``blocks(b)`` could only
         deadlock: raise at once instead.
@@ -149,7 +201,7 @@ class NaiveEngine(Engine):
         inside = current_block()
 
         def others() -> list[Block]:
-            return [b for b in outstanding() if b is not inside]
+            return [b for b in self._outstanding(var) if b is not inside]
 
         with self._async_done:
             waiting_for = others()
@@ -159,29 +211,67 @@ class NaiveEngine(Engine):
             if any(blocks(b) for b in waiting_for):
                 raise EngineDeadlockError(
                     f"{what} called inside engine function {inside.name!r} would deadlock: "
-                    f"it waits for {_names(waiting_for)}, still awaiting on_complete(); "
-                    f"wait outside engine functions")
+                    f"it waits for {_names(waiting_for)}, still running or awaiting "
+                    f"on_complete(); wait outside engine functions")
             return
 
         def describe() -> str:
-            with self._async_done:
-                waiting_for = others()
-                return (f"{len(waiting_for)} function(s) outstanding, awaiting on_complete(), "
-                        f"oldest first: {_names(waiting_for)}")
+            return self._describe_outstanding(var, inside)
 
         def wait(seconds: float) -> bool:
             with self._async_done:
-                return self._async_done.wait_for(lambda: not others(), seconds)
+                self._waiting += 1
+                try:
+                    return self._async_done.wait_for(lambda: not others(), seconds)
+                finally:
+                    self._waiting -= 1
 
         if not interruptible_wait(wait, timeout, lambda: f"in {what}: {describe()}"):
             raise EngineTimeoutError(f"{what} timed out after {timeout}s: {describe()}")
 
+    def _describe_outstanding(self, var: Var | None = None, inside: Block | None = None
+                              ) -> str:
+        with self._async_done:
+            blocks = [b for b in self._outstanding(var) if b is not inside]
+        return (f"{len(blocks)} function(s) outstanding, running on another thread or "
+                f"awaiting on_complete(), oldest first: {_names(blocks)}")
+
+    # -- fork ----------------------------------------------------------------------
+    def _hold_for_fork(self) -> None:
+        # _serial only if free (the function holding it may never end: the wait
+        # before the fork is over), then the condition's lock, in the order pushes
+        # take them.
+        self._serial_held_for_fork = (self._owner != threading.get_ident()
+                                      and self._serial.acquire(False))
+        self._async_done.acquire()
+
+    def _release_after_fork(self) -> None:
+        self._async_done.release()
+        if self._serial_held_for_fork:
+            self._serial_held_for_fork = False
+            self._serial.release()
+
     def _after_fork_in_child(self) -> None:
         super()._after_fork_in_child()
-        self._serial = threading.Lock()  # another thread may have held it at the fork
-        self._owner = None
+        me = threading.get_ident()
+        if self._owner == me:
+            # Forked inside a function this thread runs: it goes on in the child.
+            self._abandon(self._async)
+        else:
+            self._abandon([*self._async, *self._running])
+            self._serial = threading.Lock()
+            self._owner = None
+            self._running = []
+        self._serial_held_for_fork = False
         self._async = set()
         self._async_done = threading.Condition(threading.Lock())
+        self._waiting = 0
+
+
+def _raise_at_push(interrupted: Failure) -> None:
+    """Raise the Ctrl-C that interrupted a function this push ran."""
+    interrupted.raised_at_push = True
+    raise interrupted.error
 
 
 def _names(blocks: Iterable[Block]) -> str:

@@ -16,6 +16,11 @@ by argument (:func:`get`/:func:`create`), ``dagnet.config.set(engine=...)``,
 Listeners (:func:`add_listener`) hear of every function any engine runs, with
 its device and timing (what ``dagnet.profiler`` records); :func:`run_inline`
 runs a thread's pushes on that thread (custom operators written in Python).
+
+Ctrl-C never lands inside the engine's bookkeeping: dagnet's SIGINT handler
+(:func:`ctrl_c_handler`, installed when an engine is made, unless the program
+has a SIGINT handler of its own) holds it back until the engine code is left,
+or a wait reaches its next slice; the functions pushed stay interruptible.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 from ._base import (
     Block,
     Engine,
+    Failure,
     FnProperty,
     Operator,
     RunContext,
@@ -32,6 +38,7 @@ from ._base import (
     running_engine,
 )
 from ._bulk import bulk, bulk_listeners, bulk_state, set_bulk_size
+from ._ctrl_c import ctrl_c_handler, held_interrupts, install_ctrl_c_handler, is_ctrl_c
 from ._inline import inline_active, run_inline
 from ._listener import (
     Execution,
@@ -54,16 +61,21 @@ __all__ = [
     "bulk_listeners",
     "bulk_state",
     "clock",
+    "ctrl_c_handler",
     "current_scope",
     "Execution",
     "execution_scope",
+    "held_interrupts",
     "inline_active",
+    "install_ctrl_c_handler",
+    "is_ctrl_c",
     "listening",
     "remove_listener",
     "report",
     "run_inline",
     "set_bulk_size",
     "Engine",
+    "Failure",
     "TrackedEngine",
     "WorkerPool",
     "FnProperty",

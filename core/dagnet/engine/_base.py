@@ -25,12 +25,14 @@ from .. import config
 from .._errors import (
     DeletedVariableError,
     EngineError,
+    EngineForkError,
     EngineTimeoutError,
     EngineTypeError,
     OperatorFailedError,
 )
 from ..context import Context, cpu
-from . import _listener
+from . import _ctrl_c, _listener
+from ._ctrl_c import is_ctrl_c, raise_held_interrupt, runs_pushed_functions
 
 __all__ = [
     "Block", "Engine", "Var", "RunContext", "FnProperty", "Operator", "Failure",
@@ -68,16 +70,19 @@ class Failure:
 
     It is raised once: the first wait that meets it marks it consumed.
     ``seq`` is the failed function's push position, so that every engine
-    reports simultaneous failures in the same (push) order.
+    reports simultaneous failures in the same (push) order.  ``raised_at_push``
+    marks a Ctrl-C that interrupted the function on the thread that pushed it,
+    and was raised there by the push itself.
     """
 
-    __slots__ = ("operator", "error", "consumed", "seq")
+    __slots__ = ("operator", "error", "consumed", "seq", "raised_at_push")
 
     def __init__(self, operator: str, error: BaseException, seq: int = 0):
         self.operator = operator
         self.error = error
         self.consumed = False
         self.seq = seq
+        self.raised_at_push = False
 
     def to_exception(self, where: str) -> BaseException:
         """What a wait raises for this failure.
@@ -87,8 +92,17 @@ class Failure:
         (``IndexError``, ``ValueError``, ...) the wrapper is that type too.  A ``KeyboardInterrupt``
         or ``SystemExit`` (anything not an ``Exception``) is raised as
         itself, so that Ctrl-C and ``sys.exit()`` inside an engine function
-        still stop the program; a note (Python 3.11+) names the operator.
+        still stop the program; a note (Python 3.11+) names the operator.  A
+        Ctrl-C the push already raised is reported as an ordinary failure: the
+        program has heard it once, and what the function writes is incomplete.
         """
+        if self.raised_at_push:
+            exc = OperatorFailedError(
+                f"operator {self.operator!r} was interrupted (Ctrl-C) before it finished, "
+                f"so what it writes is incomplete (raised at {where}; its push raised the "
+                f"KeyboardInterrupt); compute it again", self.operator, self.error)
+            exc.__cause__ = self.error
+            return exc
         if not isinstance(self.error, Exception):
             if hasattr(self.error, "add_note"):
                 self.error.add_note(f"raised by engine function {self.operator!r}, "
@@ -251,11 +265,15 @@ def interruptible_wait(wait: Callable[[float], bool], timeout: float | None,
 
     A ``KeyboardInterrupt`` during the wait propagates with ``pending()`` (say,
     "in wait_for_var(v): ...") in its message, saying what the wait was for;
-    the engine is left as it was, so the caller may push and wait again.
+    the engine is left as it was, so the caller may push and wait again.  With
+    dagnet's SIGINT handler (``dagnet.engine._ctrl_c``) the interrupt is raised
+    at the start of a slice, never while ``wait`` runs: a ``wait`` that took
+    something (a lock) has returned it to the caller by then.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         while True:
+            raise_held_interrupt()  # a Ctrl-C held back while engine code ran
             step = SLICE if deadline is None else min(deadline - time.monotonic(), SLICE)
             if wait(max(step, 0.0)):
                 return True
@@ -334,6 +352,8 @@ class Engine(abc.ABC):
         block = Block(delete, ctx or _CPU, (), variables, FnProperty.DELETE_VAR, 0,
                       f"delete_var({names}{more})", False, no_skip=True)
         self._submit(block)
+        if _ctrl_c._held:
+            raise_held_interrupt()
 
     # -- pushing -----------------------------------------------------------
     def push_sync(self, fn: Callable[[RunContext], Any], ctx: Context | None = None,
@@ -380,6 +400,8 @@ class Engine(abc.ABC):
         self._check_vars(opr.reads, opr.writes)
         self._submit(Block(opr.fn, ctx or _CPU, opr.reads, opr.writes, opr.prop, priority,
                            opr.name, opr.is_async))
+        if _ctrl_c._held:
+            raise_held_interrupt()
 
     def delete_operator(self, opr: Operator) -> None:
         """Forget ``opr``; pushes already made still run, new pushes raise."""
@@ -403,6 +425,8 @@ class Engine(abc.ABC):
         reads, writes = self._normalize(const_vars, mutate_vars)
         self._check_vars(reads, writes)
         self._submit(Block(fn, ctx, reads, writes, prop, priority, name, is_async))
+        if _ctrl_c._held:  # a Ctrl-C that landed in the engine's bookkeeping
+            raise_held_interrupt()
 
     @staticmethod
     def _normalize(const_vars: Iterable[Var], mutate_vars: Iterable[Var]) -> tuple[tuple, tuple]:
@@ -442,8 +466,13 @@ class Engine(abc.ABC):
                     f"create a new one with new_var()")
 
     # -- running -----------------------------------------------------------
-    def _execute(self, block: Block, run_ctx: RunContext, done: Callable[[Block], None]) -> None:
-        """Run ``block`` (or skip it, inheriting a failure), then call ``done(block)``."""
+    def _execute(self, block: Block, run_ctx: RunContext, done: Callable[[Block], None]
+                 ) -> Failure | None:
+        """Run ``block`` (or skip it, inheriting a failure), then call ``done(block)``.
+
+        Returns the failure if a Ctrl-C interrupted the function on this thread
+        (the naive engine's push raises it), else None.
+        """
         failure = None
         if not block.no_skip:
             for var in block.reads:
@@ -459,57 +488,53 @@ class Engine(abc.ABC):
             for var in block.writes:
                 var._failure = failure
             done(block)
-            return
+            return None
         if _listener._listeners:
-            self._execute_reported(block, run_ctx, done)
-            return
+            return self._execute_reported(block, run_ctx, done)
         running = _running
         previous, previous_engine = running.block, running.engine
         running.block, running.engine = block, self
         try:
             if block.is_async:
-                self._start_async(block, run_ctx, done)
-                return
+                return self._start_async(block, run_ctx, done)
             block.fn(run_ctx)
             if run_ctx is not None and run_ctx.stream is not None:
                 run_ctx.stream.synchronize()  # the work is done when the function is
         except BaseException as error:  # SystemExit in a worker must not lose the block
-            self._fail(block, error)
+            failure = self._fail(block, error)
         finally:
             running.block, running.engine = previous, previous_engine
-        if not block.is_async:
-            done(block)
+        done(block)
+        return failure if failure is not None and is_ctrl_c(failure.error) else None
 
     def _execute_reported(self, block: Block, run_ctx: RunContext,
-                          done: Callable[[Block], None]) -> None:
+                          done: Callable[[Block], None]) -> Failure | None:
         """:meth:`_execute` for a block that is not skipped, timed and reported to the
         engine listeners (``dagnet.engine.add_listener``)."""
         running = _running
         previous, previous_engine = running.block, running.engine
         running.block, running.engine = block, self
-        failed = False
+        failure = None
         start = _listener.clock()
         try:
             if block.is_async:
-                self._start_async(block, run_ctx, done)
-                return
+                return self._start_async(block, run_ctx, done)
             block.fn(run_ctx)
             if run_ctx is not None and run_ctx.stream is not None:
                 run_ctx.stream.synchronize()
         except BaseException as error:
-            failed = True
-            self._fail(block, error)
+            failure = self._fail(block, error)
         finally:
             running.block, running.engine = previous, previous_engine
             end = _listener.clock()
             _listener.report(_listener.Execution(
                 block.name, block.ctx, block.prop, start, end, threading.get_ident(),
-                failed, _listener.current_scope()))
-        if not block.is_async:
-            done(block)
+                failure is not None, _listener.current_scope()))
+        done(block)
+        return failure if failure is not None and is_ctrl_c(failure.error) else None
 
     def _start_async(self, block: Block, run_ctx: RunContext,
-                     done: Callable[[Block], None]) -> None:
+                     done: Callable[[Block], None]) -> Failure | None:
         # on_complete() called by the function itself, on this thread, takes
         # effect when the function returns: if it raises after all, that is an
         # ordinary failure, seen by the functions after it on every engine.
@@ -530,18 +555,21 @@ class Engine(abc.ABC):
                     raise EngineError(f"on_complete of {block.name!r} was called twice")
                 completed = True
                 deferred = running and threading.get_ident() == runner
-                if running and not deferred:
+                elsewhere = running and not deferred
+                if elsewhere:
                     block.lingers = 1
                     if error is not None:
                         self._fail(block, error)
                     # Under the lock: this release is reported before the
                     # function's return is (below), never after.
                     done(block)
-                    return
-            if error is not None:
-                self._fail(block, error)
-            if not deferred:
-                done(block)
+            if not elsewhere:
+                if error is not None:
+                    self._fail(block, error)
+                if not deferred:
+                    done(block)
+            if _ctrl_c._held:
+                raise_held_interrupt()
 
         try:
             block.fn(run_ctx, on_complete)
@@ -554,25 +582,27 @@ class Engine(abc.ABC):
                 # already belong to the functions after it, so the failure is
                 # not attached to them (that would skip whichever happened to be
                 # next): it is raised at wait_for_all.
+                failure = Failure(block.name, error, block.seq)
                 with self._failures_lock:
-                    self._failures.append(Failure(block.name, error, block.seq))
-                done(block)
-                return
-            self._fail(block, error)
+                    self._failures.append(failure)
+            else:
+                failure = self._fail(block, error)
             done(block)
-            return
+            return failure if is_ctrl_c(error) else None
         with lock:
             running = False
             finish = deferred or completed
         if finish:
             done(block)
+        return None
 
-    def _fail(self, block: Block, error: BaseException) -> None:
+    def _fail(self, block: Block, error: BaseException) -> Failure:
         failure = Failure(block.name, error, block.seq)
         for var in block.writes:
             var._failure = failure
         with self._failures_lock:
             self._failures.append(failure)
+        return failure
 
     # -- waiting -----------------------------------------------------------
     def wait_for_var(self, var: Var, timeout: float | None = None) -> None:
@@ -586,6 +616,8 @@ class Engine(abc.ABC):
                 f"wait_for_var: expected an engine variable from new_var(), got "
                 f"{type(var).__name__} {var!r}")
         self._wait_var(var, timeout)
+        if _ctrl_c._held:
+            raise_held_interrupt()
         failure = var.failure
         if failure is not None:
             with self._failures_lock:  # two threads waiting: only one raises it
@@ -602,6 +634,8 @@ class Engine(abc.ABC):
         before ordinary failures, and is raised as itself.
         """
         self._wait_all(timeout)
+        if _ctrl_c._held:
+            raise_held_interrupt()
         with self._failures_lock:
             pending = [f for f in self._failures if not f.consumed]
             self._failures.clear()
@@ -610,7 +644,8 @@ class Engine(abc.ABC):
         if pending:
             # The earliest pushed first: on threads, failures are recorded in the
             # order they happened to finish, which differs from run to run.
-            pending.sort(key=lambda failure: (isinstance(failure.error, Exception), failure.seq))
+            pending.sort(key=lambda failure: (
+                isinstance(failure.error, Exception) or failure.raised_at_push, failure.seq))
             exc = pending[0].to_exception("wait_for_all()")
             if len(pending) > 1:
                 others = ", ".join(repr(f.operator) for f in pending[1:])
@@ -633,6 +668,10 @@ class Engine(abc.ABC):
     @abc.abstractmethod
     def _wait_all(self, timeout: float | None) -> None:
         """Block until no function is outstanding."""
+
+    @abc.abstractmethod
+    def _describe_outstanding(self) -> str:
+        """The functions not finished yet, oldest first, for messages."""
 
     def drain(self) -> None:
         """Wait for all outstanding work without raising failures (they stay for later waits)."""
@@ -669,9 +708,54 @@ class Engine(abc.ABC):
 
         return RunContext(ctx, backend_for(ctx).create_stream(ctx.device_id))
 
+    # -- fork (see dagnet.engine._selection) ------------------------------------------
+    def _finish_before_fork(self, deadline: float) -> None:
+        """Before ``os.fork``: let outstanding work finish until ``deadline``
+        (``time.monotonic``); warn, naming it, if some is left (the child never runs it)."""
+        try:
+            self._wait_all(max(0.0, deadline - time.monotonic()))
+        except EngineError:  # timed out, or forking inside a function
+            warnings.warn(
+                f"os.fork() with work outstanding on engine {self.name!r}: "
+                f"{self._describe_outstanding()}. The parent keeps it; the child never runs "
+                f"it, and reports what it writes as failed (EngineForkError) at a wait "
+                f"there. Finish the work before forking (mx.nd.waitall()), or let the fork "
+                f"wait longer (config engine_fork_timeout, now "
+                f"{config.get('engine_fork_timeout')}s)",
+                RuntimeWarning, stacklevel=5)  # the frame that called os.fork()
+
+    def _hold_for_fork(self) -> None:  # noqa: B027 - optional hook
+        """Take the engine's locks, so that the child inherits its state whole; what
+        the engine still runs after this goes on in the parent only."""
+
+    def _release_after_fork(self) -> None:  # noqa: B027 - optional hook
+        """In the parent, let go of what :meth:`_hold_for_fork` took."""
+
     def _after_fork_in_child(self) -> None:
-        """Reset what a fork cannot carry (threads, locks); the engine stays usable."""
+        """In the child, where only the forking thread lives: reset what a fork cannot
+        carry (threads, locks) so the engine works at once; failures stay the parent's
+        to report."""
         self._failures_lock = threading.Lock()
+        self._failures = deque()
+
+    def _abandon(self, blocks: Iterable[Block]) -> None:
+        """In the child: mark what ``blocks`` write as failed with :class:`EngineForkError`,
+        since the child never runs them (the parent does)."""
+        timeout = config.get("engine_fork_timeout")
+        for block in blocks:
+            if block.ctx is None or block.prop is FnProperty.DELETE_VAR or block.lingers:
+                continue  # a waiter, a deletion, or a function already completed
+            error = EngineForkError(
+                f"{block.name!r} had not finished when the process forked, so this process "
+                f"never ran it and what it writes is undefined here: compute it again in "
+                f"this process, or finish the work before forking (mx.nd.waitall(); the "
+                f"fork waits engine_fork_timeout={timeout}s for it)")
+            failure = Failure(block.name, error, block.seq)
+            for var in block.writes:
+                var._failure = failure
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r}>"
+
+
+runs_pushed_functions(Engine._execute, Engine._execute_reported, Engine._start_async)

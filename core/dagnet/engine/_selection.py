@@ -4,13 +4,16 @@ and the process-level lifecycle (exit, fork)."""
 from __future__ import annotations
 
 import atexit
-import os
+import signal
 import threading
+import time
 import weakref
 
 from .. import config, plugins
 from .._errors import EngineError, EngineTypeError
+from .._fork import ENGINES, at_fork
 from ._base import Engine, running_engine
+from ._ctrl_c import forget_held_interrupt, install_ctrl_c_handler, protect_engine
 
 __all__ = ["create", "get", "current", "names"]
 
@@ -44,6 +47,8 @@ def create(name: str | None = None) -> Engine:
         raise EngineError(
             f"engine {canonical!r} from {provider} returned {engine!r}, "
             f"not a dagnet.engine.Engine; fix the plugin's factory")
+    protect_engine(type(engine))
+    install_ctrl_c_handler()
     _all.add(engine)
     return engine
 
@@ -92,20 +97,47 @@ def _shutdown_all() -> None:
             pass
 
 
+class _Fork:
+    """What the fork handlers share: the engines held, and a Ctrl-C during the wait."""
+
+    engines: list[Engine] = []
+    interrupted = False
+
+
 def _before_fork() -> None:
-    # A child must not inherit half-finished work: finish it first (MXNet stops
-    # its engine around fork for the same reason).
-    for engine in list(_all):
-        engine.drain()
+    # A child must not inherit half-finished work, nor a tracker in the middle of an
+    # update: outstanding work gets engine_fork_timeout seconds to finish (MXNet stops
+    # its engine around fork, waiting for everything), then each engine is held.
+    _Fork.engines = engines = list(_all)
+    _Fork.interrupted = False
+    deadline = time.monotonic() + float(config.get("engine_fork_timeout"))
+    for engine in engines:
+        try:
+            engine._finish_before_fork(deadline)
+        except KeyboardInterrupt:  # wait no more; raised in the parent after the fork
+            _Fork.interrupted = True
+            deadline = 0.0
+    for engine in engines:
+        engine._hold_for_fork()
+
+
+def _after_fork_in_parent() -> None:
+    for engine in _Fork.engines:
+        engine._release_after_fork()
+    _Fork.engines = []
+    if _Fork.interrupted:
+        signal.raise_signal(signal.SIGINT)
 
 
 def _after_fork_in_child() -> None:
     global _lock
     _lock = threading.RLock()
-    for engine in list(_all):
+    forget_held_interrupt()
+    for engine in _Fork.engines:
         engine._after_fork_in_child()
+    _Fork.engines = []
 
 
 atexit.register(_shutdown_all)
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(before=_before_fork, after_in_child=_after_fork_in_child)
+at_fork(ENGINES, before=_before_fork, after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child)

@@ -30,11 +30,28 @@ from typing import Any
 from .. import config
 from .._errors import EngineDeadlockError, EngineTimeoutError
 from . import _switch_interval as switch_interval
-from ._base import Block, Engine, FnProperty, RunContext, Var, current_block, interruptible_wait
+from ._base import (
+    Block,
+    Engine,
+    Failure,
+    FnProperty,
+    RunContext,
+    Var,
+    current_block,
+    interruptible_wait,
+)
 from ._inline import _inline
 from ._workers import wait_blocked
 
 __all__ = ["TrackedEngine"]
+
+
+def _emptied(queue_: queue.SimpleQueue[Block]) -> list[Block]:
+    """What ``queue_`` holds, taken out of it."""
+    items = []
+    while not queue_.empty():
+        items.append(queue_.get())
+    return items
 
 
 def _signal(event: threading.Event) -> Callable[[RunContext | None], None]:
@@ -113,7 +130,8 @@ class TrackedEngine(Engine):
         start = time.monotonic()
         caught_up = interruptible_wait(
             event.wait, self.max_throttle,
-            lambda: f"in a push, waiting for the workers to catch up: {self._outstanding()}")
+            lambda: f"in a push, waiting for the workers to catch up: "
+                    f"{self._describe_outstanding()}")
         finished = self._retired - retired
         if not caught_up and not finished:  # stalled: waiting on this thread, maybe
             self._stalled_at = retired
@@ -276,7 +294,12 @@ class TrackedEngine(Engine):
             self._dispatch(block)
 
     def _run_inline(self, block: Block) -> None:
-        """Register ``block``, wait until its dependencies allow, and run it on this thread."""
+        """Register ``block``, wait until its dependencies allow, and run it on this thread.
+
+        Interrupted (Ctrl-C) while it waits, the push hands the block to the workers
+        (it is registered: it must run); interrupted while its function runs, the
+        push raises the ``KeyboardInterrupt`` once the block is complete.
+        """
         ready = block.inline = threading.Event()
         self._take(self._register, self._pushed, block)
         if not ready.is_set():
@@ -284,10 +307,14 @@ class TrackedEngine(Engine):
             # On a worker, what it waits for may be queued behind it: a compensating
             # worker runs the queue meanwhile.
             if not ready.is_set() and not wait_blocked(ready):
-                interruptible_wait(ready.wait, None,
-                                   lambda: f"in the inline push of {block.name!r}, waiting "
-                                           f"for the functions it depends on: "
-                                           f"{self._outstanding()}")
+                try:
+                    interruptible_wait(ready.wait, None,
+                                       lambda: f"in the inline push of {block.name!r}, "
+                                               f"waiting for the functions it depends on: "
+                                               f"{self._describe_outstanding()}")
+                except KeyboardInterrupt:
+                    self._ask(lambda: self._hand_to_workers(block))
+                    raise
         run_ctxs = self._inline_run_ctxs.__dict__
         run_ctx = run_ctxs.get(block.ctx)
         error = None
@@ -296,7 +323,18 @@ class TrackedEngine(Engine):
                 run_ctx = run_ctxs[block.ctx] = self._new_run_ctx(block.ctx)
             except Exception as exc:  # no backend for the device: the block fails
                 error = exc
-        self._run_ready(block, run_ctx, error)
+        interrupted = self._run_ready(block, run_ctx, error)
+        if interrupted is not None:
+            interrupted.raised_at_push = True
+            raise interrupted.error
+
+    def _hand_to_workers(self, block: Block) -> None:
+        """A registered inline block its thread will not run: a worker runs it (under
+        the lock, so ``block.inline`` is not read meanwhile)."""
+        started = block.inline is not None and block.inline.is_set()
+        block.inline = None
+        if started:
+            self._dispatch(block)
 
     def _ask(self, question: Callable[[], Any]) -> Any:
         """``question()`` evaluated under the lock, after every earlier push is registered."""
@@ -304,13 +342,14 @@ class TrackedEngine(Engine):
 
     # -- running ---------------------------------------------------------------
     def _run_ready(self, block: Block, run_ctx: RunContext | None,
-                   error: BaseException | None) -> None:
-        """Run a dispatched block on the calling worker; ``error`` if its context failed."""
+                   error: BaseException | None) -> Failure | None:
+        """Run a dispatched block on the calling thread; ``error`` if its context failed.
+        Returns the failure of a Ctrl-C that interrupted its function (see ``_execute``)."""
         if error is not None:
             self._fail(block, error)
             self._complete(block)
-        else:
-            self._execute(block, run_ctx, self._done)
+            return None
+        return self._execute(block, run_ctx, self._done)
 
     @abc.abstractmethod
     def _dispatch(self, block: Block) -> None:
@@ -379,20 +418,41 @@ class TrackedEngine(Engine):
         event = threading.Event()
         self._ask(lambda: event.set() if not self._active else self._idle_waiters.append(event))
         if not interruptible_wait(event.wait, timeout,
-                                  lambda: f"in wait_for_all(): {self._outstanding()}"):
+                                  lambda: f"in wait_for_all(): {self._describe_outstanding()}"):
             raise EngineTimeoutError(
-                f"wait_for_all() timed out after {timeout}s: {self._outstanding()}")
+                f"wait_for_all() timed out after {timeout}s: {self._describe_outstanding()}")
 
-    def _outstanding(self) -> str:
+    def _describe_outstanding(self) -> str:
         """The functions not finished yet, oldest first (for messages)."""
         names = self._ask(lambda: [b.name for b in sorted(self._active, key=lambda b: b.seq)
                                    if b.ctx is not None])
         return (f"{len(names)} function(s) outstanding, oldest first: "
                 f"{', '.join(map(repr, names[:5]))}{', ...' if len(names) > 5 else ''}")
 
-    # -- lifecycle -------------------------------------------------------------
+    # -- fork ------------------------------------------------------------------
+    def _hold_for_fork(self) -> None:
+        # Held across the fork, with every push so far registered: what other threads
+        # push or complete meanwhile waits in the queues.
+        self._lock.acquire()
+        self._drain()
+
+    def _release_after_fork(self) -> None:
+        self._lock.release()
+        self._drive(blocking=False)  # what the queues took meanwhile
+
     def _after_fork_in_child(self) -> None:
         super()._after_fork_in_child()
+        # Still outstanding here: registered functions that did not finish before the
+        # fork, and pushes queued while the lock was held.  The child never runs them;
+        # their variables start afresh, with a failure on what they write.
+        finished = set(_emptied(self._finished))
+        queued = _emptied(self._pushed)
+        self._abandon([block for block in self._active if block not in finished] + queued)
+        for block in (*self._active, *queued):
+            for var in block.reads + block.writes:
+                var._pending.clear()
+                var._granted.clear()
+                var._write_granted = False
         self._lock = threading.Lock()
         self._pushed = queue.SimpleQueue()
         self._finished = queue.SimpleQueue()

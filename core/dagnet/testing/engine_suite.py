@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import signal
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -37,6 +38,7 @@ from hypothesis import strategies as st
 import dagnet
 from dagnet import config
 from dagnet.engine import Engine, FnProperty, RunContext, Var
+from dagnet.testing.ctrl_c import interrupted
 
 __all__ = [
     "GUARD", "EngineConformance", "Op", "ProgramError", "ProgramRun", "programs", "run_program",
@@ -44,6 +46,7 @@ __all__ = [
 
 GUARD = 10.0
 """Seconds any wait in the suite may take before the test fails instead of hanging."""
+
 
 
 class ProgramError(Exception):
@@ -276,36 +279,6 @@ def _noop(run_ctx: RunContext) -> None:
     pass
 
 
-def _interrupted(call: Callable[[], object], delay: float = 0.2) -> KeyboardInterrupt:
-    """Run ``call()``, which must block, on the main thread; send the process
-    SIGINT (Ctrl-C) from a timer after ``delay`` and return the
-    KeyboardInterrupt it raised.  ``call`` must bound its own wait (a
-    timeout), so that a wait Ctrl-C cannot interrupt fails instead of hanging."""
-    main = threading.main_thread()
-    if threading.current_thread() is not main:
-        pytest.skip("signals are delivered to the main thread only")
-    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        pytest.skip("SIGINT does not raise KeyboardInterrupt here (its handler was replaced)")
-    sent = threading.Event()
-
-    def send() -> None:
-        sent.set()
-        signal.pthread_kill(main.ident, signal.SIGINT)
-
-    timer = threading.Timer(delay, send)
-    timer.start()
-    try:
-        call()
-        timer.cancel()
-        timer.join(GUARD)
-        if sent.is_set():
-            time.sleep(1.0)  # the signal came late: let it land here, not in pytest
-    except KeyboardInterrupt as interrupt:
-        timer.join(GUARD)
-        return interrupt
-    pytest.fail(f"{call} returned: it did not block, or Ctrl-C did not interrupt it")
-
-
 def _pending_op() -> tuple[Callable[[RunContext, Callable[..., None]], None],
                             threading.Event, Callable[[], None]]:
     """An async function ``pending_op`` that does not call on_complete until
@@ -326,6 +299,81 @@ def _pending_op() -> tuple[Callable[[RunContext, Callable[..., None]], None],
 
 def _is_type_error(exc: BaseException) -> bool:
     return isinstance(exc, dagnet.DagnetError) and isinstance(exc, TypeError)
+
+
+_FORK_WITH_WORK_OUTSTANDING = """
+    import multiprocessing, os, signal, sys, threading, time, traceback
+    import dagnet
+
+    name, how = sys.argv[1], sys.argv[2]
+    engine = dagnet.engine.get(name)
+    stuck, counter = engine.new_var("stuck"), engine.new_var("counter")
+    completions, started = [], threading.Event()
+
+    def never_completing(run_ctx, on_complete):
+        completions.append(on_complete)
+        started.set()
+
+    # From a thread: the naive engine's push waits for on_complete.
+    threading.Thread(target=lambda: engine.push_async(never_completing, mutate_vars=[stuck]),
+                     daemon=True).start()
+    assert started.wait(10)
+    box = {"count": 0}
+
+    def bump(run_ctx):
+        time.sleep(0.002)
+        box["count"] += 1
+
+    for _ in range(20):
+        engine.push_sync(bump, mutate_vars=[counter])
+
+    def child(report):
+        signal.alarm(30)  # a hung child must not outlive the test
+        try:
+            seen = []
+            out = engine.new_var()
+            engine.push_sync(lambda rc: seen.append(box["count"]), const_vars=[counter],
+                             mutate_vars=[out])
+            engine.wait_for_var(out, timeout=5)
+            assert seen == [20], seen  # what finished before the fork is there
+            try:
+                engine.wait_for_var(stuck, timeout=5)
+                raise AssertionError("the work the child never ran was not reported")
+            except dagnet.OperatorFailedError as exc:
+                assert isinstance(exc.original, dagnet.EngineForkError), exc
+                assert "never_completing" in str(exc), exc
+            engine.push_sync(bump, mutate_vars=[stuck, counter])
+            engine.wait_for_all(timeout=5)
+            assert box["count"] == 21, box
+            report(time.monotonic())
+        except BaseException:
+            traceback.print_exc()
+            report(None)
+
+    fork_started = time.monotonic()
+    if how == "os.fork":
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            child(lambda when: os.write(write_end, repr(when).encode()))
+            os._exit(0)
+        os.close(write_end)
+        child_done = eval(os.read(read_end, 100).decode())
+        os.waitpid(pid, 0)
+    else:
+        context = multiprocessing.get_context("fork")
+        queue = context.SimpleQueue()
+        process = context.Process(target=child, args=(queue.put,))
+        process.start()
+        child_done = queue.get()
+        process.join(30)
+    assert child_done is not None, "the child failed"
+    completions[0]()  # the parent's work goes on, and finishes
+    engine.wait_for_all(timeout=10)
+    engine.wait_for_var(stuck, timeout=10)
+    assert box["count"] == 20, box
+    print(f"{child_done - fork_started:.3f}", "ok")
+"""
 
 
 # -- the suite -----------------------------------------------------------------
@@ -1182,7 +1230,7 @@ class EngineConformance:
         try:
             assert started.wait(GUARD), "pending_op never started"
             args = (var,) if wait == "wait_for_var" else ()
-            interrupt = _interrupted(lambda: getattr(dagnet_engine, wait)(*args, timeout=GUARD))
+            interrupt = interrupted(lambda: getattr(dagnet_engine, wait)(*args, timeout=GUARD))
             assert wait in str(interrupt) and "pending_op" in str(interrupt), interrupt
             dagnet_engine.push_sync(lambda rc: ran.append("other"), mutate_vars=[other])
             dagnet_engine.wait_for_var(other, timeout=GUARD)
@@ -1209,7 +1257,7 @@ class EngineConformance:
             dagnet_engine.wait_for_var(var, timeout=GUARD)
 
         try:
-            interrupt = _interrupted(push_then_wait)
+            interrupt = interrupted(push_then_wait)
             assert "pending_op" in str(interrupt), interrupt
         finally:
             complete()
@@ -1219,10 +1267,66 @@ class EngineConformance:
         dagnet_engine.wait_for_all(timeout=GUARD)
         assert ran == ["after"]
 
-    def test_exit_with_a_function_that_never_completes(self, dagnet_engine_name: str) -> None:
-        """At interpreter exit, a function that never completes holds exit up
-        for the engine's exit_timeout at most; a warning names it.  (Run in a
-        fresh interpreter: the engine must be registered by an entry point.)"""
+    def test_ctrl_c_while_a_function_runs(self, dagnet_engine_name: str,
+                                          dagnet_engine: Engine) -> None:
+        """Ctrl-C while a pushed function runs.  The naive engine runs it inside push
+        on this thread: Ctrl-C interrupts the function, its push raises the
+        KeyboardInterrupt, and the next wait on what it writes reports it as
+        interrupted.  The others run it on a worker: the wait after the push
+        raises it, and completes once the function does.  Either way the engine
+        then runs new work on the variable."""
+        var = dagnet_engine.new_var("written")
+        gate = threading.Event()
+
+        def busy_op(run_ctx: RunContext) -> None:
+            gate.wait(GUARD)
+
+        def push_then_wait() -> None:
+            dagnet_engine.push_sync(busy_op, mutate_vars=[var])
+            dagnet_engine.wait_for_var(var, timeout=GUARD)
+
+        try:
+            interrupt = interrupted(push_then_wait)
+        finally:
+            gate.set()
+        if dagnet_engine_name in self.inline_engines:
+            with pytest.raises(dagnet.OperatorFailedError, match="interrupted") as info:
+                dagnet_engine.wait_for_var(var, timeout=GUARD)
+            assert info.value.original is interrupt
+        else:
+            assert "busy_op" in str(interrupt), interrupt
+            dagnet_engine.wait_for_var(var, timeout=GUARD)
+        dagnet_engine.wait_for_all(timeout=GUARD)  # reported once
+        ran: list[str] = []
+        dagnet_engine.push_sync(lambda rc: ran.append("after"), mutate_vars=[var])
+        dagnet_engine.wait_for_var(var, timeout=GUARD)
+        assert ran == ["after"]
+
+    def test_ctrl_c_storm_while_pushing(self, dagnet_engine_name: str) -> None:
+        """SIGINT every millisecond or so while this thread and two others push random
+        sync and async functions (and this one waits now and then), until enough of
+        them landed inside the engine's own code (a push, mostly: held back there,
+        and counted): every function that completed read what a serial replay
+        gives, each interrupt reached this thread as KeyboardInterrupt, and the
+        engine then runs new work on every variable."""
+        # In a fresh interpreter (the engine must be registered by an entry point):
+        # an interrupt that lands in a finalizer is reported as unraisable, which
+        # must not reach pytest's own code.
+        result = subprocess.run(
+            [sys.executable, "-m", "dagnet.testing.ctrl_c", dagnet_engine_name],
+            capture_output=True, text=True, timeout=6 * GUARD)
+        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+        run = json.loads(result.stdout.strip().splitlines()[-1])
+        assert run["held"] >= 5, (
+            f"only {run['held']} of {run['signals']} interrupts landed in the engine's code")
+
+    @pytest.mark.parametrize("kind", ["async, never completed", "sync, never returning"])
+    def test_exit_with_a_function_that_never_completes(self, dagnet_engine_name: str,
+                                                       kind: str) -> None:
+        """At interpreter exit, a function that never completes (an async one that
+        never calls on_complete, or one that never returns) holds exit up for the
+        engine's exit_timeout at most; a warning names it.  (Run in a fresh
+        interpreter: the engine must be registered by an entry point.)"""
         script = textwrap.dedent("""
             import sys, threading
             import dagnet
@@ -1234,21 +1338,53 @@ class EngineConformance:
             def pending_op(run_ctx, on_complete):
                 started.set()
 
-            def push():
-                engine.push_async(pending_op, mutate_vars=[engine.new_var()])
+            def stuck_op(run_ctx):
+                started.set()
+                threading.Event().wait()
 
-            # From a thread: the naive engine's push waits for on_complete.
+            def push():
+                if sys.argv[2].startswith("async"):
+                    engine.push_async(pending_op, mutate_vars=[engine.new_var()])
+                else:
+                    engine.push_sync(stuck_op, mutate_vars=[engine.new_var()])
+
+            # From a thread: the naive engine's push runs the function.
             threading.Thread(target=push, daemon=True).start()
             assert started.wait(10)
             print("exiting", flush=True)
         """)
-        result = subprocess.run([sys.executable, "-c", script, dagnet_engine_name],
+        start = time.monotonic()
+        result = subprocess.run([sys.executable, "-c", script, dagnet_engine_name, kind],
                                 capture_output=True, text=True, timeout=3 * GUARD)
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == "exiting"
-        assert "RuntimeWarning" in result.stderr and "'pending_op'" in result.stderr, (
-            result.stderr)
+        name = "'pending_op'" if kind.startswith("async") else "'stuck_op'"
+        assert "RuntimeWarning" in result.stderr and name in result.stderr, result.stderr
         assert "exit_timeout" in result.stderr, result.stderr
+        assert time.monotonic() - start < GUARD, "exit took longer than exit_timeout allows"
+
+    @pytest.mark.parametrize("how", ["os.fork", "multiprocessing"])
+    def test_fork_with_work_outstanding(self, dagnet_engine_name: str, how: str) -> None:
+        """Forking (``os.fork``, or a ``multiprocessing`` process with the fork start
+        method) with a function that never completes and others still running: the
+        fork waits engine_fork_timeout at most and warns, naming it; the child
+        computes with the engine within 5 s of the fork, sees the work that
+        finished before it, and reports the function it never ran as failed
+        (EngineForkError); the parent's work finishes as if nothing happened.
+        (Run in a fresh interpreter: the engine must be registered by an entry
+        point.)"""
+        if not hasattr(os, "fork"):
+            pytest.skip("needs os.fork")
+        result = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(_FORK_WITH_WORK_OUTSTANDING),
+             dagnet_engine_name, how], capture_output=True, text=True, timeout=6 * GUARD)
+        assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+        lines = result.stdout.split()
+        assert lines[-1] == "ok", f"{result.stdout}\n{result.stderr}"
+        child_seconds = float(lines[-2])
+        assert child_seconds < 5, f"the child computed {child_seconds:.2f}s after the fork"
+        assert "RuntimeWarning" in result.stderr and "'never_completing'" in result.stderr, (
+            result.stderr)
 
     # -- 9. random programs -----------------------------------------------------------
 
