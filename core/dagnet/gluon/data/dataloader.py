@@ -85,12 +85,13 @@ class _WorkerIter:
     def __next__(self) -> Any:
         if not self._pending:
             raise StopIteration
-        key = self._pending.pop(0)
+        key = self._pending[0]
         try:
             batch = self._pool.result(key)
-        except BaseException:
+        except BaseException:  # Ctrl-C, say: the pass ends, nothing left in flight
             self.close()
             raise
+        del self._pending[0]
         self._push()
         return self._finish(batch)
 
