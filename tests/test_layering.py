@@ -22,7 +22,7 @@ OUTSIDE = [ROOT / "plugins", ROOT / "backend_cpu", ROOT / "backend_cuda"]
 # operator records sit just below it.
 LAYERS = [
     {"_errors", "_argcheck", "_fork", "config", "context", "backend", "plugins", "attribute",
-     "name", "base", "util"},
+     "name", "base", "util", "registry"},
     {"engine", "storage"},
     {"resource"},
     {"operator"},

@@ -78,6 +78,7 @@ _LAZY_SUBMODULES = {
     "profiler",
     "random",
     "recordio",
+    "registry",
     "resource",
     "rnn",
     "runtime",

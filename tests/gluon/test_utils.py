@@ -44,3 +44,27 @@ def test_check_sha1_and_download_errors(tmp_path):
     with pytest.raises(utils.DownloadError, match="could not get"):
         utils.download("http://localhost:9/missing.bin", path=str(tmp_path), retries=0)
     assert list(tmp_path.iterdir()) == [f]  # no temporary file left behind
+
+
+def test_repo_urls_follow_mxnet_gluon_repo(monkeypatch):
+    from dagnet.gluon.utils import _get_repo_file_url, _get_repo_url
+
+    monkeypatch.delenv("MXNET_GLUON_REPO", raising=False)
+    assert _get_repo_url() == "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
+    monkeypatch.setenv("MXNET_GLUON_REPO", "http://mirror.example/mx")
+    assert _get_repo_url() == "http://mirror.example/mx/"
+    assert _get_repo_file_url("gluon/dataset", "a.zip") == "http://mirror.example/mx/gluon/dataset/a.zip"
+
+
+def test_replace_file_moves_over_and_cleans_up(tmp_path):
+    from dagnet.gluon.utils import replace_file
+
+    src, dst = tmp_path / "new", tmp_path / "old"
+    src.write_text("new")
+    dst.write_text("old")
+    replace_file(str(src), str(dst))
+    assert dst.read_text() == "new" and not src.exists()
+    src.write_text("again")
+    with pytest.raises(OSError, match="Please retry the download"):
+        replace_file(str(src), str(tmp_path / "missing-folder" / "x"))
+    assert not src.exists()

@@ -20,7 +20,7 @@ from ..ndarray import NDArray
 from ._errors import GluonValueError
 
 __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download",
-           "shape_is_known", "HookHandle", "DownloadError"]
+           "replace_file", "shape_is_known", "HookHandle", "DownloadError"]
 
 
 class DownloadError(GluonValueError, OSError):
@@ -133,7 +133,7 @@ def download(url: str, path: str | None = None, overwrite: bool = False,
             with open(temporary, "wb") as f:
                 for block in _fetch(url, verify_ssl):
                     f.write(block)
-            os.replace(temporary, fname)
+            replace_file(temporary, fname)
         except Exception as err:  # network errors differ by client; all are retried
             last_error = err
             if os.path.exists(temporary):
@@ -147,6 +147,35 @@ def download(url: str, path: str | None = None, overwrite: bool = False,
     raise DownloadError(f"download: could not get {url} after {retries + 1} attempt(s): "
                         f"{last_error!r}; check the network (this machine may be offline) or "
                         f"put the file at {fname} yourself") from last_error
+
+
+def replace_file(src: str, dst: str) -> None:
+    """Move ``src`` over ``dst`` in one step (what a finished download does); if that
+    fails, ``src`` is removed and :class:`OSError` says to retry."""
+    try:
+        os.replace(src, dst)
+    except OSError as err:
+        try:
+            os.remove(src)
+        except OSError:
+            pass
+        raise OSError(f"Moving downloaded temp file - {src}, to {dst} failed. Please retry "
+                      f"the download.") from err
+
+
+_DEFAULT_REPO = "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
+
+
+def _get_repo_url() -> str:
+    """Where pretrained files are downloaded from: ``MXNET_GLUON_REPO`` if set (MXNet's
+    variable), else Apache MXNet's repository; always ending in ``/``."""
+    url = os.environ.get("MXNET_GLUON_REPO", _DEFAULT_REPO)
+    return url if url.endswith("/") else url + "/"
+
+
+def _get_repo_file_url(namespace: str, filename: str) -> str:
+    """The download URL of ``filename`` in the repository folder ``namespace``."""
+    return f"{_get_repo_url()}{namespace}/{filename}"
 
 
 def _fetch(url: str, verify_ssl: bool) -> Iterator[bytes]:

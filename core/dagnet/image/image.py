@@ -236,6 +236,9 @@ def get_interp_method(interp: int, sizes: tuple[int, ...] = ()) -> int:
     return interp
 
 
+_get_interp_method = get_interp_method  # MXNet's private name, which GluonCV imports
+
+
 def resize_short(src: Any, size: int, interp: int = 2) -> Any:
     """Resize so that the shorter edge is ``size``, keeping the aspect ratio."""
     h, w = src.shape[0], src.shape[1]

@@ -8,8 +8,9 @@ array([[3., 5.],
        [7., 9.]], dtype=float32)
 
 Every operator registered by a plugin is ``dagnet.nd.<name>`` (looked up on
-first use), with MXNet's call convention; ``nd._internal``, ``nd.op``,
-``nd.contrib`` and ``nd.linalg`` hold them under MXNet's namespaces.  The
+first use), with MXNet's call convention; the modules ``nd._internal``,
+``nd.op``, ``nd.contrib``, ``nd.linalg`` and ``nd.image`` hold them under MXNet's
+namespaces, and ``nd.random`` has the samplers.  The
 names below are the helpers that are not single operators.
 """
 
@@ -18,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..runtime import current_engine, flush_graveyard, is_training, set_training
-from . import sparse
+from . import _internal as _internal  # noqa: F401 - mx.nd._internal, MXNet's namespace
+from . import contrib, image, linalg, op, random, sparse
 from ._axes import moveaxis, onehot_encode
 from ._creation import (
     DEFAULT_DTYPE,
@@ -72,17 +74,12 @@ __all__ = [
     "linspace", "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum",
     "minimum", "modulo", "moveaxis", "multiply", "Namespace", "NDArray", "NDArrayFileError",
     "new_array", "not_equal", "onehot_encode", "ones", "op", "OpFunction", "power", "prepared",
-    "PreparedCall", "push_copy", "copy_function", "save", "set_training", "split_v2",
+    "PreparedCall", "push_copy", "copy_function", "random", "save", "set_training", "split_v2",
     "split_v2_params", "subtract",
     "to_dlpack_for_read", "to_dlpack_for_write", "true_divide", "UnknownOperatorError",
     "waitall", "wrap_chunk", "zeros",
 ]
 
-_internal = Namespace("_internal")
-op = Namespace("op")
-contrib = Namespace("contrib", "_contrib_")
-linalg = Namespace("linalg", "_linalg_")
-image = Namespace("image", "_image_")
 
 
 def concatenate(arrays: list[NDArray], axis: int = 0, always_copy: bool = True) -> NDArray:
@@ -106,10 +103,6 @@ def __getattr__(name: str) -> Any:
     # Only names not defined above get here: the registered operators.  The function is
     # kept as a module attribute so the next lookup is a plain one; it finds its operator
     # by name at each call, so a rebuilt registry is still followed.
-    if name == "random":  # MXNet's mx.nd.random is mx.random's samplers
-        from .. import random
-
-        return random
     if name == "CachedOp":  # MXNet's mx.nd.CachedOp runs a symbol through the executor
         from ..executor import CachedOp
 

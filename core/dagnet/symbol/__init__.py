@@ -16,10 +16,10 @@ convention and automatic names; ``Variable``/``var``, ``Group``, ``load`` and
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from .. import plugins as _plugins
+from . import _internal as _internal  # noqa: F401 - mx.sym._internal, MXNet's namespace
+from . import contrib, image, linalg, op, random, sparse
 from ._compose import SymbolArgumentError
 from ._frontend import Namespace, SymbolFunction
 from ._frontend import function as _function
@@ -32,38 +32,13 @@ from ._symbol import Group, NotImplementedForSymbol, Symbol, UnknownOutputError,
 __all__ = [
     "arange", "contrib", "Entry", "eye", "full", "Group", "histogram", "hypot", "image", "linalg",
     "load", "load_json", "maximum", "minimum", "Namespace", "Node", "NotImplementedForSymbol",
-    "ones", "op", "pow", "power", "sparse", "split_v2", "Symbol", "SymbolArgumentError",
+    "ones", "op", "pow", "power", "random", "sparse", "split_v2", "Symbol", "SymbolArgumentError",
     "SymbolFormatError", "SymbolFunction", "UnknownOutputError", "var", "Variable", "zeros",
 ]
 
 
-_internal = Namespace("_internal")
-op = Namespace("op")
-contrib = Namespace("contrib", "_contrib_")
-linalg = Namespace("linalg", "_linalg_")
-image = Namespace("image", "_image_")
-
-
-class _SparseNamespace(Namespace):
-    """``mx.sym.sparse``: ``sparse.foo`` is the operator ``_sparse_foo`` when one is
-    registered (``_sparse_retain``), else ``foo`` itself (``dot``, ``elemwise_add``)."""
-
-    def __getattr__(self, name: str) -> SymbolFunction:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        if self._prefix + name in _plugins.ops():
-            return super().__getattr__(name)
-        return _function(name)
-
-
-sparse = _SparseNamespace("sparse", "_sparse_")
-
-
 def __getattr__(name: str) -> Any:
-    # Only names not defined above get here: the ``random`` namespace (imported on first
-    # use, as MXNet's ``mx.sym.random``) and the registered operators.
-    if name == "random":
-        return importlib.import_module(f"{__name__}.random")
+    # Only names not defined above get here: the registered operators.
     if name.startswith("__"):
         raise AttributeError(f"module 'dagnet.symbol' has no attribute {name!r}")
     fn = globals()[name] = _function(name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from .dataset import DatasetError
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 from .worker_pool import ProcessWorkerPool, ThreadWorkerPool
 
-__all__ = ["DataLoader", "default_batchify_fn", "default_mp_batchify_fn"]
+__all__ = ["DataLoader", "ForkingPickler", "default_batchify_fn", "default_mp_batchify_fn"]
 
 
 def default_batchify_fn(data: list[Any]) -> Any:
@@ -42,11 +43,13 @@ def default_mp_batchify_fn(data: list[Any]) -> Any:
     return np.asarray(data)
 
 
-def _pinned(batch: Any, ctx: Context) -> Any:
+def _as_in_context(batch: Any, ctx: Context) -> Any:
+    """``batch`` with its NDArrays (in lists and tuples too) copied to ``ctx`` (MXNet's
+    private name, which GluonNLP's loaders import)."""
     if isinstance(batch, ndarray.NDArray):
         return batch.as_in_context(ctx)
     if isinstance(batch, (list, tuple)):
-        return [_pinned(item, ctx) for item in batch]
+        return [_as_in_context(item, ctx) for item in batch]
     return batch
 
 
@@ -166,7 +169,7 @@ class DataLoader:
             self._finish = _to_ndarray
         if pin_memory:
             pinned, convert = Context("cpu_pinned", pin_device_id), self._finish
-            self._finish = lambda batch: _pinned(convert(batch), pinned)
+            self._finish = lambda batch: _as_in_context(convert(batch), pinned)
         self._batchify_fn = batchify_fn
         if self._num_workers > 0:
             pool_type = ThreadWorkerPool if self._thread_pool else ProcessWorkerPool
