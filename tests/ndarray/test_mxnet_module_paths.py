@@ -51,3 +51,9 @@ def test_operator_namespaces_are_modules(frontend, namespace, op):
     assert callable(getattr(module, op)) and op in dir(module)
     with pytest.raises(AttributeError, match="no_such_operator"):
         module.no_such_operator  # noqa: B018
+
+
+def test_nd_ndarray_and_nd_utils_are_attributes_of_nd():
+    # GluonNLP checks isinstance(x, mx.nd.ndarray.NDArray)
+    assert mx.nd.ndarray.NDArray is mx.nd.NDArray
+    assert mx.nd.utils.empty is mx.nd.empty
