@@ -20,7 +20,7 @@ from typing import Any
 
 from ..runtime import current_engine, flush_graveyard, is_training, set_training
 from . import _internal as _internal  # noqa: F401 - mx.nd._internal, MXNet's namespace
-from . import contrib, image, linalg, op, random, sparse
+from . import contrib, image, linalg, ndarray, op, random, sparse
 from ._axes import moveaxis, onehot_encode
 from ._creation import (
     DEFAULT_DTYPE,
@@ -72,7 +72,8 @@ __all__ = [
     "greater_equal", "histogram", "hypot",
     "image", "invoke", "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg",
     "linspace", "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum",
-    "minimum", "modulo", "moveaxis", "multiply", "Namespace", "NDArray", "NDArrayFileError",
+    "minimum", "modulo", "moveaxis", "multiply", "Namespace", "NDArray", "ndarray",
+    "NDArrayFileError",
     "new_array", "not_equal", "onehot_encode", "ones", "op", "OpFunction", "power", "prepared",
     "PreparedCall", "push_copy", "copy_function", "random", "save", "set_training", "split_v2",
     "split_v2_params", "subtract",
