@@ -69,3 +69,14 @@ def test_unregistered_models_are_looked_up_by_name(tmp_path):
         "plain-0123abcd.params")
     with pytest.raises(ValueError, match="does not download"):
         model_store.get_model_file("absent", root=str(tmp_path))
+
+
+def test_an_offline_fetch_says_where_to_put_the_file(registered, tmp_path, monkeypatch):
+    from dagnet.gluon.utils import DownloadError
+
+    def offline(url, path, overwrite=False, **kwargs):
+        raise DownloadError("no network")
+
+    monkeypatch.setattr(model_store, "download", offline)
+    with pytest.raises(DownloadError, match=f"tiny_model-{registered[:8]}.params"):
+        model_store.get_model_file("tiny_model", root=str(tmp_path))

@@ -19,7 +19,7 @@ import uuid
 import zipfile
 
 from .._errors import GluonValueError
-from ..utils import _get_repo_url, check_sha1, download, replace_file
+from ..utils import DownloadError, check_sha1, download, replace_file
 
 __all__ = ["get_model_file", "default_root", "purge", "short_hash"]
 
@@ -27,6 +27,13 @@ __all__ = ["get_model_file", "default_root", "purge", "short_hash"]
 _model_sha1: dict[str, str] = {}
 
 _URL_FORMAT = "{repo_url}gluon/models/{file_name}.zip"
+_APACHE_REPO = "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/"
+
+
+def _repo_url() -> str:
+    """``MXNET_GLUON_REPO`` (MXNet's variable) or Apache MXNet's repository, ending in ``/``."""
+    url = os.environ.get("MXNET_GLUON_REPO", _APACHE_REPO)
+    return url if url.endswith("/") else url + "/"
 
 
 def default_root() -> str:
@@ -81,8 +88,13 @@ def _registered_model_file(name: str, root: str) -> str:
     os.makedirs(root, exist_ok=True)
     # a name of its own for the zip, so that processes fetching at once never mix
     zip_path = os.path.join(root, f"{file_name}.zip{uuid.uuid4()}")
-    download(_URL_FORMAT.format(repo_url=_get_repo_url(), file_name=file_name),
-             path=zip_path, overwrite=True)
+    url = _URL_FORMAT.format(repo_url=_repo_url(), file_name=file_name)
+    try:
+        download(url, path=zip_path, overwrite=True)
+    except DownloadError as error:
+        raise DownloadError(f"pretrained model {name!r}: could not download {url} ({error}); "
+                            f"without a network, put {file_name}.params (SHA-1 {sha1_hash}) "
+                            f"into {root}") from error
     try:
         with zipfile.ZipFile(zip_path) as archive:
             unpacked = tempfile.mkdtemp(dir=root)
