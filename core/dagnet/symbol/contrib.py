@@ -1,10 +1,16 @@
 """``mx.sym.contrib`` (MXNet's ``mxnet.symbol.contrib``): each operator registered as
-``_contrib_<name>``, under ``<name>``."""
+``_contrib_<name>``, under ``<name>``, and MXNet's control flow (``foreach``)."""
 
 from __future__ import annotations
 
+from ._control_flow import foreach
 from ._frontend import Namespace
+
+__all__ = ["foreach"]
 
 _operators = Namespace("contrib", "_contrib_")
 __getattr__ = _operators.__getattr__
-__dir__ = _operators.__dir__
+
+
+def __dir__() -> list[str]:
+    return sorted(set(_operators.__dir__()) | set(__all__))

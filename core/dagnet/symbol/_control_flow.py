@@ -1,0 +1,211 @@
+"""MXNet's symbolic control flow (``mx.sym.contrib.foreach``, ``while_loop``, ``cond``): the
+user's Python function is traced once on placeholder symbols into a *subgraph*, which one
+operator node (``_foreach``, ``_while_loop``, ``_cond``) runs as often as its inputs say.
+
+Tracing marks every node it makes with the attribute ``__subgraph_name__``.  What the
+traced graph reaches that was made outside the function -- a variable (a parameter) or an
+operator's output (a value of the enclosing graph) -- is *cut*: it becomes a variable of the
+subgraph and an input of the node, so the subgraph holds the step's computation only.  The
+subgraph travels as its symbol JSON in the node's ``subgraph`` parameter.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .. import attribute as _attribute
+from .._errors import DagnetError
+from ._node import Entry, Node
+from ._symbol import Symbol, var
+
+__all__ = ["ControlFlowError", "foreach", "flatten", "regroup"]
+
+_MARK = "__subgraph_name__"
+
+
+class ControlFlowError(DagnetError, ValueError):
+    """A control-flow function got something it cannot loop over: a body that returns the
+    wrong structure, non-symbol data, an input the body never uses."""
+
+
+# -- nested lists of symbols ----------------------------------------------------------------
+def flatten(items: Any, what: str) -> tuple[list[Symbol], Any]:
+    """The symbols in ``items`` (a Symbol or nested lists of them) in order, and the format
+    :func:`regroup` rebuilds the nesting from (a symbol is ``0``, a list a list of formats)."""
+    if isinstance(items, Symbol):
+        return [items], 0
+    if not isinstance(items, (list, tuple)):
+        raise ControlFlowError(f"{what} must be a Symbol or (nested) lists of Symbols, got "
+                               f"{type(items).__name__}")
+    flat: list[Symbol] = []
+    formats = []
+    for item in items:
+        symbols, fmt = flatten(item, what)
+        flat.extend(symbols)
+        formats.append(fmt)
+    return flat, formats
+
+
+def regroup(flat: Sequence[Any], fmt: Any) -> Any:
+    """``flat`` nested again as :func:`flatten`'s ``fmt`` says."""
+    result, rest = _regroup(list(flat), fmt)
+    return result
+
+
+def _regroup(flat: list[Any], fmt: Any) -> tuple[Any, list[Any]]:
+    if fmt == 0:
+        return flat[0], flat[1:]
+    items = []
+    for sub in fmt:
+        item, flat = _regroup(flat, sub)
+        items.append(item)
+    return items, flat
+
+
+# -- tracing a function into a subgraph -------------------------------------------------------
+_counter = itertools.count()
+_counter_lock = threading.Lock()
+
+
+def _unique_name(kind: str) -> str:
+    with _counter_lock:
+        number = next(_counter)
+    outer = _attribute.current().get(None).get(_MARK)
+    return f"{outer}${kind}{number}" if outer else f"{kind}{number}"
+
+
+class Traced:
+    """A function traced into a subgraph: ``subgraph`` (a Symbol whose outputs are the
+    function's flat outputs), ``inputs`` (the entries of the enclosing graph feeding each
+    variable of ``subgraph.list_inputs()``, None for the placeholders), ``formats`` of the
+    function's outputs."""
+
+    def __init__(self, subgraph: Symbol, outer: list[Entry | None], names: list[str]):
+        self.subgraph = subgraph
+        self.outer = outer
+        self.names = names
+
+    def locations(self, placeholders: Sequence[str], what: str) -> list[int]:
+        """Where each placeholder sits among the subgraph's inputs; every one must be used
+        (``what`` names them in the error)."""
+        unused = [i for i, name in enumerate(placeholders) if name not in self.names]
+        if unused:
+            raise ControlFlowError(f"{what} {unused} (counted flat) are never used by the "
+                                   f"function; every one given must be used")
+        return [self.names.index(name) for name in placeholders]
+
+    def remaining(self, placeholders: set[str]) -> tuple[list[int], list[Symbol]]:
+        """The subgraph inputs that are not placeholders: their locations, and the symbols
+        of the enclosing graph that feed them."""
+        locs, symbols = [], []
+        for i, (name, entry) in enumerate(zip(self.names, self.outer)):
+            if name in placeholders:
+                continue
+            locs.append(i)
+            symbols.append(Symbol([entry]))
+        return locs, symbols
+
+
+def placeholders(name: str, role: str, count: int) -> tuple[list[str], list[Symbol]]:
+    """``count`` new variables of subgraph ``name`` for one role (``data``, ``state``)."""
+    names = [f"{name}_{role}{i}" for i in range(count)]
+    with _attribute.AttrScope(**{_MARK: name}):
+        return names, [var(n) for n in names]
+
+
+def cut(name: str, outputs: Sequence[Symbol]) -> Traced:
+    """The subgraph of ``outputs`` (traced under subgraph ``name``) with what was made
+    outside cut off: variables stay (the enclosing graph feeds them by the same node), the
+    outputs of outside operators become new variables.  An output that is a variable, or
+    repeats another, gets an ``identity`` so every output is a node of its own (as MXNet)."""
+    from ._frontend import function as _function
+
+    clones: dict[int, Node] = {}
+    cut_vars: dict[tuple[int, int], Node] = {}
+    outer_of: dict[int, Entry] = {}  # variable node id -> entry of the enclosing graph
+
+    def entry_of(entry: Entry) -> Entry:
+        node, index = entry
+        if node.op is None:  # placeholders, parameters, variables of the enclosing graph
+            outer_of.setdefault(id(node), entry)
+            return entry
+        if node.attr.get(_MARK) != name:  # an outside operator's output: cut here
+            key = (id(node), index)
+            if key not in cut_vars:
+                cut_vars[key] = Node(None, f"{name}_cut{len(cut_vars)}", attr={_MARK: name})
+                outer_of[id(cut_vars[key])] = entry
+            return (cut_vars[key], 0)
+        return (clone(node), index)
+
+    def clone(node: Node) -> Node:
+        made = clones.get(id(node))
+        if made is None:
+            made = Node(node.op, node.name, node.params, node.attrs,
+                        [entry_of(e) for e in node.inputs], node.attr)
+            clones[id(node)] = made
+        return made
+
+    heads: list[Entry] = []
+    for symbol in outputs:
+        entry = entry_of(_one(symbol))
+        if entry[0].op is None or entry in heads:
+            with _attribute.AttrScope(**{_MARK: name}):
+                entry = _one(_function("identity")(Symbol([entry])))
+        heads.append(entry)
+    subgraph = Symbol(heads)
+    nodes = [n for n in subgraph._nodes() if n.op is None]
+    return Traced(subgraph, [outer_of.get(id(n)) for n in nodes], [n.name for n in nodes])
+
+
+def _one(symbol: Symbol) -> Entry:
+    if len(symbol._outputs) != 1:
+        raise ControlFlowError(f"a control-flow function returned a grouped symbol "
+                               f"({', '.join(symbol.list_outputs())}); return a list of "
+                               f"single-output symbols instead")
+    return symbol._outputs[0]
+
+
+# -- foreach ----------------------------------------------------------------------------------
+def foreach(body: Callable[[Any, Any], tuple[Any, Any]], data: Any, init_states: Any,
+            name: str = "foreach") -> tuple[Any, Any]:
+    """Run ``body`` over the slices of ``data`` along axis 0 (MXNet's symbolic
+    ``foreach``): ``out, states = body(data_slice, states)`` for each slice, starting from
+    ``init_states``; returns the outputs stacked along a new axis 0 and the last states.
+
+    ``data`` and ``init_states`` are Symbols or nested lists of them, and ``body`` returns
+    ``(outputs, states)`` with ``states`` shaped as ``init_states``.  ``body`` is traced
+    once; the loop runs as one ``_foreach`` node, so the number of steps is the length of
+    ``data`` when the graph runs."""
+    from ._frontend import function as _function
+
+    flat_data, data_fmt = flatten(data, "foreach: data")
+    flat_states, state_fmt = flatten(init_states, "foreach: init_states")
+    subgraph_name = _unique_name(name)
+    data_names, data_vars = placeholders(subgraph_name, "data", len(flat_data))
+    state_names, state_vars = placeholders(subgraph_name, "state", len(flat_states))
+    with _attribute.AttrScope(**{_MARK: subgraph_name}):
+        result = body(regroup(data_vars, data_fmt), regroup(state_vars, state_fmt))
+    if not isinstance(result, (list, tuple)) or len(result) != 2:
+        raise ControlFlowError("foreach: body must return (outputs, states)")
+    outs, out_fmt = flatten(result[0], "foreach: the body's outputs")
+    new_states, new_state_fmt = flatten(result[1], "foreach: the body's states")
+    if new_state_fmt != state_fmt:
+        raise ControlFlowError(f"foreach: the body returned states shaped {new_state_fmt}, "
+                               f"but init_states are shaped {state_fmt}; return as many "
+                               f"states, nested the same way")
+    traced = cut(subgraph_name, outs + new_states)
+    in_data_locs = traced.locations(data_names, "foreach: data")
+    in_state_locs = traced.locations(state_names, "foreach: states")
+    remain_locs, remain = traced.remaining(set(data_names) | set(state_names))
+    inputs = flat_data + flat_states + remain
+    node = _function("_foreach")(
+        *inputs, subgraph=traced.subgraph.tojson(), num_args=len(inputs),
+        num_outputs=len(outs) + len(new_states), num_out_data=len(outs),
+        in_data_locs=tuple(in_data_locs), in_state_locs=tuple(in_state_locs),
+        remain_locs=tuple(remain_locs))
+    outputs = [node[i] for i in range(len(outs))]
+    states = [node[len(outs) + i] for i in range(len(new_states))]
+    return regroup(outputs, out_fmt), regroup(states, state_fmt)

@@ -1,0 +1,171 @@
+"""What the control-flow operators share: the subgraph of a node, executors bound for a
+graph built from it, and running them inside an operator's kernel.
+
+A kernel builds the graph its call needs (the loop unrolled for the number of steps its
+inputs give, or one branch), binds an executor for it once per signature (shapes, dtypes,
+device, with or without gradients) and runs it inline: the operator calls the executor
+makes run on the kernel's own thread (``dagnet.engine.run_inline``), which may be the only
+worker.  An executor that ran a training-mode forward pass is *kept* under a token the
+operator writes to a hidden output, so that the backward operator runs the backward pass
+of that very executor -- dropout masks and all -- as MXNet keeps each iteration's state.
+Kept executors are bounded (:data:`KEPT`): a token whose executor was dropped, or a forward
+pass outside training mode, makes the backward operator run the forward pass again first.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from dagnet import engine, runtime
+from dagnet import ndarray as nd
+from dagnet import symbol as sym
+from dagnet.context import cpu
+from dagnet.operator import OpReqType, assign
+
+__all__ = ["KEPT", "Runner", "body_of", "grad_dtype", "host", "inline", "runner", "write"]
+
+KEPT = 64  # executors kept for a backward pass, across all control-flow calls
+_POOL_PER_KEY = 4  # free executors kept per signature
+
+
+@functools.lru_cache(maxsize=256)
+def body_of(subgraph: str) -> Any:
+    """The subgraph symbol of a ``subgraph`` parameter (its JSON), parsed once."""
+    return sym.load_json(subgraph)
+
+
+def grad_dtype(dtype: Any) -> bool:
+    """Whether arrays of ``dtype`` take a gradient."""
+    return np.issubdtype(np.dtype(dtype), np.floating)
+
+
+def host(array: Any) -> np.ndarray:
+    """A kernel array as a numpy array (cupy's copied to the host)."""
+    return array if isinstance(array, np.ndarray) else array.get()
+
+
+def write(xp: Any, out: Any, req: OpReqType, value: Any) -> None:
+    """``out (req) value`` where ``value`` is an NDArray, a numpy array or None (zeros)."""
+    if req is OpReqType.NULL:
+        return
+    if value is None:
+        value = xp.zeros(out.shape, out.dtype)
+    elif isinstance(value, nd.NDArray):
+        value = value.asnumpy()
+    assign(out, req, xp.asarray(value, dtype=out.dtype).reshape(out.shape))
+
+
+class inline:  # noqa: N801 - used as a context manager, as engine.run_inline is
+    """Run a kernel's executor calls on this thread, outside autograd recording."""
+
+    def __enter__(self) -> inline:
+        self._recording = runtime.set_recording(False)
+        self._inline = engine.run_inline()
+        self._inline.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            self._inline.__exit__(*exc)
+        finally:
+            runtime.set_recording(self._recording)
+
+
+class Runner:
+    """An executor bound for one graph and signature, with its argument names in the
+    operator's input order (``None`` where the graph does not read that input)."""
+
+    def __init__(self, key: tuple, executor: Any, inputs: list[str | None],
+                 aux: set[str]):
+        self.key = key
+        self.executor = executor
+        self.inputs = inputs
+        self.aux = aux
+
+    def load(self, arrays: Sequence[Any]) -> None:
+        """Copy the operator's input arrays into the executor's."""
+        ex = self.executor
+        for name, array in zip(self.inputs, arrays):
+            if name is None:
+                continue
+            target = ex.aux_dict[name] if name in self.aux else ex.arg_dict[name]
+            target[:] = host(array)
+
+    def store_aux(self, xp: Any, arrays: Sequence[Any]) -> None:
+        """Write the executor's auxiliary states back into the operator's (mutated) inputs."""
+        for name, array in zip(self.inputs, arrays):
+            if name is not None and name in self.aux:
+                array[...] = xp.asarray(self.executor.aux_dict[name].asnumpy())
+
+    def gradient(self, index: int) -> Any:
+        """The gradient the backward pass left for operator input ``index`` (None: zero)."""
+        name = self.inputs[index]
+        if name is None or name in self.aux:
+            return None
+        return self.executor.grad_dict.get(name)
+
+
+_lock = threading.Lock()
+_free: dict[tuple, list[Runner]] = {}
+_kept: OrderedDict[int, Runner] = OrderedDict()
+_tokens = itertools.count(1)
+
+
+def runner(key: tuple, build: Callable[[], tuple[Any, list[str | None]]], device: Any,
+           shapes: Sequence[tuple[int, ...]], dtypes: Sequence[Any], with_grad: bool
+           ) -> Runner:
+    """A free executor for ``key`` (the graph and signature), bound on first use from
+    ``build()`` -> ``(symbol, argument name of each operator input or None)``."""
+    full_key = (key, device, tuple(shapes), tuple(np.dtype(d).str for d in dtypes), with_grad)
+    with _lock:
+        free = _free.get(full_key)
+        if free:
+            return free.pop()
+    graph, names = build()
+    given_shapes = {n: s for n, s in zip(names, shapes) if n is not None}
+    given_types = {n: np.dtype(d) for n, d in zip(names, dtypes) if n is not None}
+    aux = set(graph.list_auxiliary_states())
+    if with_grad:
+        grad_req = {n: ("write" if grad_dtype(given_types[n]) else "null")
+                    for n in graph.list_arguments()}
+    else:
+        grad_req = "null"
+    executor = graph.simple_bind(device, grad_req=grad_req, type_dict=given_types,
+                                 **given_shapes)
+    return Runner(full_key, executor, list(names), aux)
+
+
+def release(run: Runner) -> None:
+    """Give an executor back for later calls with its signature."""
+    with _lock:
+        free = _free.setdefault(run.key, [])
+        if len(free) < _POOL_PER_KEY:
+            free.append(run)
+
+
+def keep(run: Runner) -> int:
+    """Keep ``run`` for the backward pass of the call that ran it; returns its token."""
+    with _lock:
+        token = next(_tokens)
+        _kept[token] = run
+        while len(_kept) > KEPT:
+            _kept.popitem(last=False)
+    return token
+
+
+def take_kept(token: int) -> Runner | None:
+    """The executor kept under ``token`` (None when there is none any more)."""
+    with _lock:
+        return _kept.pop(token, None)
+
+
+def device_of(ctx: Any) -> Any:
+    """The device a kernel runs on."""
+    return ctx.ctx if ctx.ctx is not None else cpu()
