@@ -168,6 +168,9 @@ def test_call_conventions():
         mx.nd._plus_scalar(x, 4, scalar=5)
     with pytest.raises(mx.OperatorError, match="missing input"):
         mx.nd.broadcast_add(rhs=x)
+    # a symbol given to mx.nd (hybrid_forward code that wrote nd. for F.) says so
+    with pytest.raises(TypeError, match="input 0 must be an NDArray.*call F.Dropout"):
+        mx.nd.Dropout(mx.sym.var("x"), p=0.1)
 
 
 def test_variadic_operator_counts_its_inputs():

@@ -52,6 +52,11 @@ def call(op_name: str, *args: Any, out: Any = None, name: str | None = None,
         index += 1
     if index < len(args):
         extra = args[index:]
+        if hasattr(extra[0], "list_outputs") and hasattr(extra[0], "tojson"):
+            # a Symbol where an input goes: hybrid_forward code calling mx.nd instead of F
+            raise TypeError(f"operator {op.name!r}: input {index} must be an NDArray, got the "
+                            f"Symbol {extra[0]!r}; in hybrid_forward call F.{op.name}, not "
+                            f"mx.nd.{op.name}, so that it works on symbols too")
         if entry.var_num_key:
             raise TypeError(f"operator {op.name!r} takes NDArray inputs positionally and "
                             f"parameters as keywords; got {type(extra[0]).__name__} "
