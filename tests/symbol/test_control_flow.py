@@ -162,3 +162,86 @@ def test_hybridized_foreach_block_trains_and_exports_like_the_imperative_one(tmp
                                           str(tmp_path / "scan-0000.params"))
     np.testing.assert_allclose(loaded(x, *zeros)[0].asnumpy(), imperative, rtol=1e-5,
                                atol=1e-6)
+
+
+def test_while_loop_outputs_padding_and_gradients_match_mxnet():
+    i, x, w = mx.sym.var("i"), mx.sym.var("x"), mx.sym.var("w")
+    outs, (last_i, last_x) = mx.sym.contrib.while_loop(
+        cond=lambda i, x: i < 3,
+        func=lambda i, x: ([x * w, x + 1], [i + 1, mx.sym.tanh(x * w)]),
+        loop_vars=[i, x], max_iterations=5)
+    group = mx.sym.Group(outs + [last_i, last_x])
+    assert group.infer_shape(i=(1,), x=(2,), w=(2,))[1] == [(5, 2), (5, 2), (1,), (2,)]
+    args = {"i": mx.nd.array([0]), "x": mx.nd.array([0.5, -0.3]), "w": mx.nd.array([1.5, 0.7])}
+    grads = {k: mx.nd.zeros_like(v) for k, v in args.items()}
+    ex = group.bind(mx.cpu(), args, args_grad=grads,
+                    grad_req={"i": "null", "x": "write", "w": "write"})
+    got = [o.asnumpy() for o in ex.forward(is_train=True)]
+    np.testing.assert_allclose(got[0], [[0.75, -0.21], [0.952723, -0.144877],
+                                        [1.11152, -0.10071], [0, 0], [0, 0]], rtol=1e-5)
+    np.testing.assert_allclose(got[1][:3, 0], [1.5, 1.635149, 1.741014], rtol=1e-5)
+    assert got[2].tolist() == [3.0]
+    np.testing.assert_allclose(got[3], [0.804599, -0.100371], rtol=1e-5)
+    ex.backward([mx.nd.ones((5, 2)), mx.nd.full((5, 2), 0.5), mx.nd.zeros(1), mx.nd.ones(2)])
+    np.testing.assert_allclose(grads["w"].asnumpy(), [3.968512, -1.894122], rtol=1e-5)
+    np.testing.assert_allclose(grads["x"].asnumpy(), [5.320392, 2.873455], rtol=1e-5)
+
+
+@pytest.mark.parametrize(("a", "outputs", "grad_a", "grad_b"), [
+    ([1.0, 2.0], [[0.5, 8.0], [0.5, 4.0]], [0.5, 4.0], [4.0, 5.0]),
+    ([-3.0, 1.0], [[-3.5, -3.0], [-6.0, 2.0]], [7.0, 7.0], [-1.0, -1.0]),
+])
+def test_cond_runs_the_branch_the_value_picks_as_mxnet(a, outputs, grad_a, grad_b):
+    x, y = mx.sym.var("a"), mx.sym.var("b")
+    out = mx.sym.contrib.cond(mx.sym.sum(x) > 0, lambda: [x * y, y], lambda: [x - y, x * 2])
+    args = {"a": mx.nd.array(a), "b": mx.nd.array([0.5, 4.0])}
+    grads = {k: mx.nd.zeros_like(v) for k, v in args.items()}
+    ex = mx.sym.Group(out).bind(mx.cpu(), args, args_grad=grads)
+    assert [o.asnumpy().tolist() for o in ex.forward(is_train=True)] == outputs
+    ex.backward([mx.nd.ones(2), mx.nd.full(2, 3.0)])
+    assert grads["a"].asnumpy().tolist() == grad_a
+    assert grads["b"].asnumpy().tolist() == grad_b
+
+
+def test_while_loop_and_cond_errors():
+    with pytest.raises(ValueError, match="max_iterations"):
+        mx.sym.contrib.while_loop(lambda i: i < 3, lambda i: ([], [i + 1]), [mx.sym.var("i")])
+    with pytest.raises(ValueError, match="consistent"):
+        mx.sym.contrib.while_loop(lambda i: i < 3, lambda i: ([], [i + 1, i]),
+                                  [mx.sym.var("i")], max_iterations=2)
+    with pytest.raises(ValueError, match="as many"):
+        mx.sym.contrib.cond(mx.sym.var("p"), lambda: [mx.sym.var("a")],
+                            lambda: [mx.sym.var("a"), mx.sym.var("b")])
+
+
+class _Decode(mx.gluon.HybridBlock):
+    """A greedy decoding loop with while_loop and a final cond, as GluonNLP's
+    HybridBeamSearchSampler writes it."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        with self.name_scope():
+            self.dense = mx.gluon.nn.Dense(3, in_units=3)
+
+    def hybrid_forward(self, F, x):
+        def body(step, state):
+            new = F.tanh(self.dense(state))
+            return [new], [step + 1, new]
+
+        outs, (steps, last) = F.contrib.while_loop(
+            lambda step, state: F.sum(step) < 4, body,
+            [F.zeros((1,)), x], max_iterations=6)
+        picked = F.contrib.cond(F.sum(last) > 0, lambda: last * 2, lambda: last - 1)
+        return outs[0], steps, picked
+
+
+def test_hybridized_while_loop_and_cond_block_match_the_imperative_one():
+    net = _Decode(prefix="decode_")
+    net.initialize(mx.init.Xavier())
+    x = mx.nd.array([[0.2, -0.5, 0.9]])
+    imperative = [o.asnumpy() for o in net(x)]
+    net.hybridize()
+    hybrid = [o.asnumpy() for o in net(x)]
+    for got, want in zip(hybrid, imperative):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert hybrid[0].shape == (6, 1, 3) and hybrid[1].tolist() == [4.0]

@@ -21,7 +21,7 @@ from .._errors import DagnetError
 from ._node import Entry, Node
 from ._symbol import Symbol, var
 
-__all__ = ["ControlFlowError", "foreach", "flatten", "regroup"]
+__all__ = ["ControlFlowError", "cond", "flatten", "foreach", "regroup", "while_loop"]
 
 _MARK = "__subgraph_name__"
 
@@ -209,3 +209,136 @@ def foreach(body: Callable[[Any, Any], tuple[Any, Any]], data: Any, init_states:
     outputs = [node[i] for i in range(len(outs))]
     states = [node[len(outs) + i] for i in range(len(new_states))]
     return regroup(outputs, out_fmt), regroup(states, state_fmt)
+
+
+def _union(graphs: Sequence[Traced], feeds: dict[str, Entry]
+           ) -> tuple[list[Symbol], list[list[int]]]:
+    """The node inputs several subgraphs share, each once, and where each subgraph's inputs
+    sit among them; a placeholder named in ``feeds`` is fed by that entry."""
+    inputs: list[Entry] = []
+    locs: list[list[int]] = []
+    for graph in graphs:
+        graph_locs: list[int] = []
+        for name, entry in zip(graph.names, graph.outer):
+            entry = feeds.get(name, entry)
+            # one node input feeds at most one variable of each subgraph
+            position = next((i for i, e in enumerate(inputs)
+                             if e[0] is entry[0] and e[1] == entry[1] and i not in graph_locs),
+                            None)
+            if position is None:
+                position = len(inputs)
+                inputs.append(entry)
+            graph_locs.append(position)
+        locs.append(graph_locs)
+    return [Symbol([e]) for e in inputs], locs
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+# -- while_loop -------------------------------------------------------------------------------
+def while_loop(cond: Callable[..., Symbol], func: Callable[..., tuple[Any, Any]],
+               loop_vars: Any, max_iterations: int | None = None, name: str = "while_loop"
+               ) -> tuple[Any, Any]:
+    """MXNet's symbolic ``while_loop``: while ``cond(*loop_vars)`` (a one-element symbol)
+    is true, and at most ``max_iterations`` times, ``outputs, loop_vars = func(*loop_vars)``.
+    Returns each step output stacked along a new axis 0 with ``max_iterations`` rows (the
+    rows after the last step are zeros) and the last loop variables.  One ``_while_loop``
+    node runs it; the number of steps is decided when it runs."""
+    from ._frontend import function as _function
+
+    if max_iterations is None:
+        raise ControlFlowError("while_loop: max_iterations should be specified")
+    max_iterations = int(max_iterations)
+    flat_vars, var_fmt = flatten(loop_vars, "while_loop: loop_vars")
+    if not flat_vars:
+        raise ControlFlowError("while_loop: loop_vars should contain at least one element")
+    loop_name = _unique_name(name)
+    var_names = [f"{loop_name}_var{i}" for i in range(len(flat_vars))]
+
+    def traced(kind: str, function: Callable[[list[Symbol]], list[Symbol]]) -> Traced:
+        graph_name = f"{loop_name}_{kind}"
+        with _attribute.AttrScope(**{_MARK: graph_name}):
+            placeholders_ = [var(n) for n in var_names]
+            outputs = function(regroup(placeholders_, var_fmt))
+        return cut(graph_name, outputs)
+
+    def run_cond(graph_vars: Any) -> list[Symbol]:
+        result = cond(*_as_list(graph_vars))
+        if not isinstance(result, Symbol):
+            raise ControlFlowError(f"while_loop: cond must return a Symbol, got "
+                                   f"{type(result).__name__}")
+        return [result]
+
+    shapes: dict[str, Any] = {}
+
+    def run_func(graph_vars: Any) -> list[Symbol]:
+        step_output, new_vars = func(*_as_list(graph_vars))
+        outs, shapes["out"] = flatten(_as_list(step_output), "while_loop: the step's outputs")
+        new_flat, _ = flatten(_as_list(new_vars), "while_loop: the new loop_vars")
+        if len(new_flat) != len(flat_vars):
+            raise ControlFlowError(f"while_loop: func returned {len(new_flat)} loop_vars for "
+                                   f"{len(flat_vars)}; the number of loop_vars should be "
+                                   f"consistent during the loop")
+        shapes["n_out"] = len(outs)
+        return outs + new_flat
+
+    cond_graph = traced("cond", run_cond)
+    func_graph = traced("func", run_func)
+    feeds = {n: _one(v) for n, v in zip(var_names, flat_vars)}
+    inputs, (cond_locs, func_locs) = _union([cond_graph, func_graph], feeds)
+    unused = [i + 1 for i, n in enumerate(var_names) if n not in func_graph.names]
+    if unused:
+        raise ControlFlowError(f"while_loop: loop_vars {unused} (counted from 1) are not used "
+                               f"by func; every loop_var must take part in the computation")
+    func_var_locs = [func_graph.names.index(n) for n in var_names]
+    n_out = shapes["n_out"]
+    node = _function("_while_loop")(
+        *inputs, cond=cond_graph.subgraph.tojson(), func=func_graph.subgraph.tojson(),
+        num_args=len(inputs), max_iterations=max_iterations,
+        cond_input_locs=tuple(cond_locs), func_input_locs=tuple(func_locs),
+        func_var_locs=tuple(func_var_locs), num_out_data=n_out,
+        num_outputs=n_out + len(flat_vars))
+    outputs = regroup([node[i] for i in range(n_out)], shapes["out"])
+    final = regroup([node[n_out + i] for i in range(len(flat_vars))], var_fmt)
+    return outputs, final
+
+
+# -- cond -------------------------------------------------------------------------------------
+def cond(pred: Symbol, then_func: Callable[[], Any], else_func: Callable[[], Any],
+         name: str = "cond") -> Any:
+    """MXNet's symbolic ``cond``: ``then_func()`` where ``pred`` (a one-element symbol) is
+    true when the graph runs, else ``else_func()``; both return the same number of symbols
+    with the same shapes.  One ``_cond`` node runs the branch the value picks."""
+    from ._frontend import function as _function
+
+    cond_name = _unique_name(name)
+    formats: list[Any] = []
+
+    def traced(kind: str, function: Callable[[], Any]) -> Traced:
+        graph_name = f"{cond_name}_{kind}"
+        with _attribute.AttrScope(**{_MARK: graph_name}):
+            outputs, fmt = flatten(function(), f"cond: the {kind} outputs")
+        formats.append(fmt)
+        return cut(graph_name, outputs)
+
+    pred_graph = traced("pred", lambda: pred)
+    if len(pred_graph.subgraph.list_outputs()) != 1:
+        raise ControlFlowError("cond: pred should always be a single output")
+    then_graph = traced("then", then_func)
+    else_graph = traced("else", else_func)
+    count = len(then_graph.subgraph.list_outputs())
+    if count != len(else_graph.subgraph.list_outputs()):
+        raise ControlFlowError(f"cond: the then-branch gives {count} outputs and the else-branch "
+                               f"{len(else_graph.subgraph.list_outputs())}; they must give as "
+                               f"many")
+    inputs, (pred_locs, then_locs, else_locs) = _union([pred_graph, then_graph, else_graph], {})
+    node = _function("_cond")(
+        *inputs, cond=pred_graph.subgraph.tojson(), then_branch=then_graph.subgraph.tojson(),
+        else_branch=else_graph.subgraph.tojson(), num_args=len(inputs),
+        cond_input_locs=tuple(pred_locs), then_input_locs=tuple(then_locs),
+        else_input_locs=tuple(else_locs), num_outputs=count)
+    return regroup([node[i] for i in range(count)], formats[1])

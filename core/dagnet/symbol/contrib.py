@@ -1,12 +1,13 @@
 """``mx.sym.contrib`` (MXNet's ``mxnet.symbol.contrib``): each operator registered as
-``_contrib_<name>``, under ``<name>``, and MXNet's control flow (``foreach``)."""
+``_contrib_<name>``, under ``<name>``, and MXNet's control flow (``foreach``,
+``while_loop``, ``cond``)."""
 
 from __future__ import annotations
 
-from ._control_flow import foreach
+from ._control_flow import cond, foreach, while_loop
 from ._frontend import Namespace
 
-__all__ = ["foreach"]
+__all__ = ["cond", "foreach", "while_loop"]
 
 _operators = Namespace("contrib", "_contrib_")
 __getattr__ = _operators.__getattr__

@@ -29,16 +29,59 @@ from dagnet import symbol as sym
 from dagnet.context import cpu
 from dagnet.operator import OpReqType, assign
 
-__all__ = ["KEPT", "Runner", "body_of", "grad_dtype", "host", "inline", "runner", "write"]
+__all__ = ["KEPT", "Runner", "body_of", "feeds", "grad_dtype", "graph_shapes", "graph_types",
+           "host", "inline", "runner", "write"]
 
 KEPT = 64  # executors kept for a backward pass, across all control-flow calls
-_POOL_PER_KEY = 4  # free executors kept per signature
+_POOL_PER_KEY = 16  # free executors kept per signature (a loop's steps each hold one)
 
 
 @functools.lru_cache(maxsize=256)
 def body_of(subgraph: str) -> Any:
     """The subgraph symbol of a ``subgraph`` parameter (its JSON), parsed once."""
     return sym.load_json(subgraph)
+
+
+def feeds(graph: Any, locs: Sequence[int], num_args: int, what: str) -> list[str | None]:
+    """For each node input, the name of the ``graph`` input it feeds (None: none), from
+    ``locs`` (the node input feeding each graph input, in ``list_inputs`` order)."""
+    names = graph.list_inputs()
+    if len(locs) != len(names) or any(not 0 <= loc < num_args for loc in locs) or \
+            len(set(locs)) != len(locs):
+        raise ValueError(f"{what}: the input locations {tuple(locs)} must name a different "
+                         f"node input (of {num_args}) for each of the subgraph's "
+                         f"{len(names)} inputs")
+    fed: list[str | None] = [None] * num_args
+    for name, loc in zip(names, locs):
+        fed[loc] = name
+    return fed
+
+
+def _known(shape: Any) -> bool:
+    return shape is not None and len(shape) > 0
+
+
+def graph_shapes(graph: Any, fed: Sequence[str | None], shapes: Sequence[Any]
+                 ) -> tuple[dict[str, Any], list[Any]]:
+    """Shape inference of ``graph`` from the shapes of the node inputs feeding it: the
+    shapes of its inputs by name and of its outputs (None where unknown)."""
+    given = {name: tuple(shape) for name, shape in zip(fed, shapes)
+             if name is not None and _known(shape)}
+    args, outs, aux = graph.infer_shape_partial(**given)
+    inferred = dict(zip(graph.list_arguments(), args))
+    inferred.update(zip(graph.list_auxiliary_states(), aux))
+    return ({k: tuple(v) for k, v in inferred.items() if _known(v)},
+            [tuple(o) if _known(o) else None for o in outs])
+
+
+def graph_types(graph: Any, fed: Sequence[str | None], dtypes: Sequence[Any]
+                ) -> tuple[dict[str, Any], list[Any]]:
+    """Type inference of ``graph`` from the dtypes of the node inputs feeding it."""
+    given = {name: t for name, t in zip(fed, dtypes) if name is not None and t is not None}
+    args, outs, aux = graph.infer_type_partial(**given)
+    inferred = dict(zip(graph.list_arguments(), args))
+    inferred.update(zip(graph.list_auxiliary_states(), aux))
+    return ({k: v for k, v in inferred.items() if v is not None}, list(outs))
 
 
 def grad_dtype(dtype: Any) -> bool:
@@ -150,8 +193,9 @@ def release(run: Runner) -> None:
             free.append(run)
 
 
-def keep(run: Runner) -> int:
-    """Keep ``run`` for the backward pass of the call that ran it; returns its token."""
+def keep(run: Any) -> int:
+    """Keep ``run`` (what a call's backward pass needs: executors that ran its forward
+    pass) for the backward pass of that call; returns its token."""
     with _lock:
         token = next(_tokens)
         _kept[token] = run
@@ -160,7 +204,7 @@ def keep(run: Runner) -> int:
     return token
 
 
-def take_kept(token: int) -> Runner | None:
+def take_kept(token: int) -> Any:
     """The executor kept under ``token`` (None when there is none any more)."""
     with _lock:
         return _kept.pop(token, None)
