@@ -6,12 +6,14 @@ Tracing marks every node it makes with the attribute ``__subgraph_name__``.  Wha
 traced graph reaches that was made outside the function -- a variable (a parameter) or an
 operator's output (a value of the enclosing graph) -- is *cut*: it becomes a variable of the
 subgraph and an input of the node, so the subgraph holds the step's computation only.  The
-subgraph travels as its symbol JSON in the node's ``subgraph`` parameter.
+subgraphs travel in the node's ``subgraphs`` parameter, a JSON list of graphs (where MXNet's
+symbol files keep them), and ``num_args`` counts them with the node's inputs, as MXNet's.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -168,6 +170,11 @@ def _one(symbol: Symbol) -> Entry:
     return symbol._outputs[0]
 
 
+def _subgraphs(*graphs: Traced) -> str:
+    """The ``subgraphs`` parameter of a node running ``graphs``."""
+    return json.dumps([json.loads(g.subgraph.tojson()) for g in graphs])
+
+
 # -- foreach ----------------------------------------------------------------------------------
 def foreach(body: Callable[[Any, Any], tuple[Any, Any]], data: Any, init_states: Any,
             name: str = "foreach") -> tuple[Any, Any]:
@@ -202,7 +209,7 @@ def foreach(body: Callable[[Any, Any], tuple[Any, Any]], data: Any, init_states:
     remain_locs, remain = traced.remaining(set(data_names) | set(state_names))
     inputs = flat_data + flat_states + remain
     node = _function("_foreach")(
-        *inputs, subgraph=traced.subgraph.tojson(), num_args=len(inputs),
+        *inputs, subgraphs=_subgraphs(traced), num_args=len(inputs) + 1,
         num_outputs=len(outs) + len(new_states), num_out_data=len(outs),
         in_data_locs=tuple(in_data_locs), in_state_locs=tuple(in_state_locs),
         remain_locs=tuple(remain_locs))
@@ -297,8 +304,8 @@ def while_loop(cond: Callable[..., Symbol], func: Callable[..., tuple[Any, Any]]
     func_var_locs = [func_graph.names.index(n) for n in var_names]
     n_out = shapes["n_out"]
     node = _function("_while_loop")(
-        *inputs, cond=cond_graph.subgraph.tojson(), func=func_graph.subgraph.tojson(),
-        num_args=len(inputs), max_iterations=max_iterations,
+        *inputs, subgraphs=_subgraphs(cond_graph, func_graph), num_args=len(inputs) + 2,
+        max_iterations=max_iterations,
         cond_input_locs=tuple(cond_locs), func_input_locs=tuple(func_locs),
         func_var_locs=tuple(func_var_locs), num_out_data=n_out,
         num_outputs=n_out + len(flat_vars))
@@ -337,8 +344,8 @@ def cond(pred: Symbol, then_func: Callable[[], Any], else_func: Callable[[], Any
                                f"many")
     inputs, (pred_locs, then_locs, else_locs) = _union([pred_graph, then_graph, else_graph], {})
     node = _function("_cond")(
-        *inputs, cond=pred_graph.subgraph.tojson(), then_branch=then_graph.subgraph.tojson(),
-        else_branch=else_graph.subgraph.tojson(), num_args=len(inputs),
+        *inputs, subgraphs=_subgraphs(pred_graph, then_graph, else_graph),
+        num_args=len(inputs) + 3,
         cond_input_locs=tuple(pred_locs), then_input_locs=tuple(then_locs),
         else_input_locs=tuple(else_locs), num_outputs=count)
     return regroup([node[i] for i in range(count)], formats[1])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -29,17 +30,32 @@ from dagnet import symbol as sym
 from dagnet.context import cpu
 from dagnet.operator import OpReqType, assign
 
-__all__ = ["KEPT", "Runner", "body_of", "feeds", "grad_dtype", "graph_shapes", "graph_types",
-           "host", "inline", "runner", "write"]
+__all__ = ["KEPT", "Runner", "feeds", "grad_dtype", "graph_shapes", "graph_types", "host",
+           "inline", "runner", "subgraphs_of", "write"]
 
 KEPT = 64  # executors kept for a backward pass, across all control-flow calls
 _POOL_PER_KEY = 16  # free executors kept per signature (a loop's steps each hold one)
 
 
 @functools.lru_cache(maxsize=256)
-def body_of(subgraph: str) -> Any:
-    """The subgraph symbol of a ``subgraph`` parameter (its JSON), parsed once."""
-    return sym.load_json(subgraph)
+def _parsed(subgraphs: str) -> tuple[Any, ...]:
+    graphs = json.loads(subgraphs)
+    if not isinstance(graphs, list):
+        raise ValueError("subgraphs must be a JSON list of symbol graphs")
+    return tuple(sym.load_json(json.dumps(graph)) for graph in graphs)
+
+
+def subgraphs_of(attrs: Any, count: int, what: str) -> tuple[Any, ...]:
+    """The ``count`` subgraph symbols of a node's ``subgraphs`` parameter (a JSON list of
+    symbol graphs, as MXNet's symbol files keep them under the node), parsed once."""
+    graphs = _parsed(attrs.subgraphs)
+    if len(graphs) != count:
+        raise ValueError(f"{what}: subgraphs holds {len(graphs)} graph(s); the operator runs "
+                         f"{count}")
+    if attrs.num_args < count:
+        raise ValueError(f"{what}: num_args={attrs.num_args} counts the {count} subgraph(s) "
+                         f"and the node's inputs, so it is at least {count}")
+    return graphs
 
 
 def feeds(graph: Any, locs: Sequence[int], num_args: int, what: str) -> list[str | None]:

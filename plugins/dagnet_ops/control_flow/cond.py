@@ -1,5 +1,6 @@
 """``_cond``: run the subgraph ``then_branch`` when the subgraph ``cond`` gives true, else
-``else_branch`` (what ``mx.sym.contrib.cond`` builds).
+``else_branch`` (what ``mx.sym.contrib.cond`` builds; ``subgraphs`` holds the three, as
+MXNet's symbol files do).
 
 The node's inputs are shared by the three subgraphs; ``cond_input_locs``,
 ``then_input_locs`` and ``else_input_locs`` give the node input feeding each subgraph
@@ -11,6 +12,7 @@ inputs only the other branch reads get a zero gradient.
 from __future__ import annotations
 
 import functools
+import json
 
 import numpy as np
 
@@ -39,10 +41,10 @@ _TOKEN = np.dtype(np.int64)
 
 
 class CondParam(Params):
-    cond = Field(str, REQUIRED, "the condition: a symbol's JSON with one one-element output")
-    then_branch = Field(str, REQUIRED, "the graph run when the condition is true (JSON)")
-    else_branch = Field(str, REQUIRED, "the graph run when the condition is false (JSON)")
-    num_args = Field(int, REQUIRED, "how many inputs the node has", low=1)
+    subgraphs = Field(str, REQUIRED, "a JSON list of three symbol graphs: the condition (one "
+                                     "one-element output), the branch run when it is true, "
+                                     "the branch run when it is false")
+    num_args = Field(int, REQUIRED, "the three subgraphs and the node's inputs", low=3)
     num_outputs = Field(int, REQUIRED, "how many outputs each branch gives", low=1)
     cond_input_locs = Field(Shape, REQUIRED, "the node input feeding each input of cond")
     then_input_locs = Field(Shape, REQUIRED, "the node input feeding each input of "
@@ -54,20 +56,20 @@ class CondParam(Params):
 class _Layout:
     def __init__(self, attrs: CondParam):
         where = "operator '_cond'"
-        self.graphs = [S.body_of(attrs.cond), S.body_of(attrs.then_branch),
-                       S.body_of(attrs.else_branch)]
+        self.graphs = list(S.subgraphs_of(attrs, 3, where))
+        self.n_args = attrs.num_args - 3
         locs = [attrs.cond_input_locs, attrs.then_input_locs, attrs.else_input_locs]
-        self.fed = [S.feeds(g, loc, attrs.num_args, where) for g, loc in zip(self.graphs, locs)]
+        self.fed = [S.feeds(g, loc, self.n_args, where) for g, loc in zip(self.graphs, locs)]
         if len(self.graphs[0].list_outputs()) != 1:
             raise ShapeError(f"{where}: cond must have one output")
-        for graph, kind in zip(self.graphs[1:], ("then_branch", "else_branch")):
+        for graph, kind in zip(self.graphs[1:], ("the then-branch", "the else-branch")):
             if len(graph.list_outputs()) != attrs.num_outputs:
                 raise ShapeError(f"{where}: {kind} has {len(graph.list_outputs())} outputs, "
                                  f"num_outputs={attrs.num_outputs}")
         aux = set()
         for graph in self.graphs:
             aux |= set(graph.list_auxiliary_states())
-        self.aux_inputs = [j for j in range(attrs.num_args)
+        self.aux_inputs = [j for j in range(self.n_args)
                            if any(fed[j] in aux for fed in self.fed)]
 
 
@@ -82,7 +84,7 @@ def _infer(attrs, ins, outs, infer, merge, token):
     new_ins, new_outs = list(ins), list(outs)
     for graph, fed in zip(lay.graphs, lay.fed):
         inferred, graph_outs = infer(graph, fed, new_ins)
-        for j in range(attrs.num_args):
+        for j in range(lay.n_args):
             if fed[j] is not None and fed[j] in inferred:
                 new_ins[j] = merge(new_ins[j], inferred[fed[j]], f"{where}, input {j}")
         if graph is not lay.graphs[0]:
@@ -151,7 +153,7 @@ def _backward(attrs, ctx, inputs, req, outputs):
     lay = _layout(attrs)
     xp = ctx.xp
     head = inputs[:attrs.num_outputs]
-    data = inputs[attrs.num_outputs:attrs.num_outputs + attrs.num_args]
+    data = inputs[attrs.num_outputs:attrs.num_outputs + lay.n_args]
     token = int(S.host(inputs[-1]).reshape(-1)[0])
     device = S.device_of(ctx)
     with S.inline():
@@ -162,7 +164,7 @@ def _backward(attrs, ctx, inputs, req, outputs):
             branch, run = kept
         run.executor.backward([nd.array(S.host(h), ctx=device, dtype=h.dtype) for h in head])
         position = 0
-        for j in range(attrs.num_args):
+        for j in range(lay.n_args):
             if j in lay.aux_inputs:
                 continue
             S.write(xp, outputs[position], req[position], run.gradient(j))
@@ -187,8 +189,8 @@ def _sample(draw):
 
     arrays = [np.full(1, d.int(0, 1, "flag"), np.int32), d.uniform((width,)),
               d.uniform((width,))]
-    return Case(arrays, {"cond": pred.tojson(), "then_branch": then_branch.tojson(),
-                         "else_branch": else_branch.tojson(), "num_args": 3, "num_outputs": 2,
+    graphs = json.dumps([json.loads(g.tojson()) for g in (pred, then_branch, else_branch)])
+    return Case(arrays, {"subgraphs": graphs, "num_args": 6, "num_outputs": 2,
                          "cond_input_locs": locs(pred), "then_input_locs": locs(then_branch),
                          "else_input_locs": locs(else_branch)})
 
@@ -204,10 +206,10 @@ COND = (
         "``else_branch`` (``mx.sym.contrib.cond``); the outputs are those of the branch "
         "that ran.")
     .set_params(CondParam)
-    .set_num_inputs(lambda a: a.num_args)
+    .set_num_inputs(lambda a: a.num_args - 3)
     .set_num_outputs(lambda a: a.num_outputs + 1)
     .set_num_visible_outputs(lambda a: a.num_outputs)
-    .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args)])
+    .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args - 3)])
     .set_output_names(lambda a: [f"output{i}" for i in range(a.num_outputs)] + ["token"])
     .set_mutate_inputs(lambda a: _layout(a).aux_inputs)
     .set_key_var_num_args("num_args")

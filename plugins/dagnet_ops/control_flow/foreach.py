@@ -44,9 +44,10 @@ _TOKEN = np.dtype(np.int64)
 
 
 class ForeachParam(Params):
-    subgraph = Field(str, REQUIRED, "the loop body: a symbol's JSON, its outputs the step's "
-                                    "outputs then the next states")
-    num_args = Field(int, REQUIRED, "how many inputs: data, states, then the rest", low=1)
+    subgraphs = Field(str, REQUIRED, "the loop body, a JSON list of one symbol graph: its "
+                                     "outputs are the step's outputs, then the next states")
+    num_args = Field(int, REQUIRED, "the body (1) and the node's inputs: data, states, then "
+                                    "the rest", low=1)
     num_outputs = Field(int, REQUIRED, "the body's outputs: step outputs and states", low=0)
     num_out_data = Field(int, REQUIRED, "how many of the body's outputs are step outputs",
                          low=0)
@@ -59,16 +60,17 @@ class _Layout:
     """A ``_foreach`` node's structure, read once per parameter set."""
 
     def __init__(self, attrs: ForeachParam):
-        self.body = S.body_of(attrs.subgraph)
+        self.body = S.subgraphs_of(attrs, 1, "operator '_foreach'")[0]
+        self.n_args = attrs.num_args - 1
         self.names = self.body.list_inputs()
         self.n_data = len(attrs.in_data_locs)
         self.n_states = len(attrs.in_state_locs)
         self.n_out = attrs.num_out_data
         locs = list(attrs.in_data_locs) + list(attrs.in_state_locs) + list(attrs.remain_locs)
-        if len(locs) != attrs.num_args or sorted(locs) != list(range(len(self.names))):
+        if len(locs) != self.n_args or sorted(locs) != list(range(len(self.names))):
             raise ShapeError(f"operator '_foreach': in_data_locs, in_state_locs and remain_locs "
                              f"({locs}) must name each of the body's {len(self.names)} inputs "
-                             f"once, one per input of the node ({attrs.num_args})")
+                             f"once, one per input of the node ({self.n_args})")
         if attrs.num_outputs != self.n_out + self.n_states or \
                 len(self.body.list_outputs()) != attrs.num_outputs:
             raise ShapeError(f"operator '_foreach': the body has "
@@ -211,9 +213,9 @@ def _backward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     n_visible = attrs.num_outputs
     head = inputs[:n_visible]
-    data = inputs[n_visible:n_visible + attrs.num_args]
+    data = inputs[n_visible:n_visible + lay.n_args]
     token = int(S.host(inputs[-1]).reshape(-1)[0])
-    grads_of = [j for j in range(attrs.num_args) if j not in lay.aux_inputs]
+    grads_of = [j for j in range(lay.n_args) if j not in lay.aux_inputs]
     if lay.n_data == 0 or data[0].shape[0] == 0:
         for k, j in enumerate(grads_of):
             state = j - lay.n_data
@@ -235,11 +237,14 @@ def _backward(attrs, ctx, inputs, req, outputs):
 
 # -- the conformance suite's example: a running sum scaled by a parameter -------------------
 def _example() -> tuple[str, tuple, tuple, tuple]:
+    import json
+
     data, state, weight = sym.var("x"), sym.var("h"), sym.var("w")
     step = sym.broadcast_mul(data, weight) + state
     body = sym.Group([sym.tanh(step), sym.identity(step)])
     names = body.list_inputs()
-    return (body.tojson(), (names.index("x"),), (names.index("h"),), (names.index("w"),))
+    return (json.dumps([json.loads(body.tojson())]), (names.index("x"),), (names.index("h"),),
+            (names.index("w"),))
 
 
 def _sample(draw):
@@ -247,9 +252,9 @@ def _sample(draw):
 
     d = Draw(draw)
     steps, width = d.int(1, 4, "steps"), d.int(1, 3, "width")
-    subgraph, data_locs, state_locs, remain_locs = _example()
+    subgraphs, data_locs, state_locs, remain_locs = _example()
     arrays = [d.uniform((steps, width)), d.uniform((width,)), d.uniform((width,))]
-    return Case(arrays, {"subgraph": subgraph, "num_args": 3, "num_outputs": 2,
+    return Case(arrays, {"subgraphs": subgraphs, "num_args": 4, "num_outputs": 2,
                          "num_out_data": 1, "in_data_locs": data_locs,
                          "in_state_locs": state_locs, "remain_locs": remain_locs})
 
@@ -265,15 +270,15 @@ def _reference(params, x, h, w):
 FOREACH = (
     OpBuilder("_foreach")
     .describe(
-        "Run the subgraph ``subgraph`` over the slices of the data inputs along axis 0 "
+        "Run the subgraph (``subgraphs``) over the slices of the data inputs along axis 0 "
         "(``mx.sym.contrib.foreach``): each step reads one slice of each data array, the "
         "states the step before left and the remaining inputs; the step outputs are stacked "
         "along a new axis 0 and the last states returned after them.")
     .set_params(ForeachParam)
-    .set_num_inputs(lambda a: a.num_args)
+    .set_num_inputs(lambda a: a.num_args - 1)
     .set_num_outputs(lambda a: a.num_outputs + 1)
     .set_num_visible_outputs(lambda a: a.num_outputs)
-    .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args)])
+    .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args - 1)])
     .set_output_names(lambda a: [f"output{i}" for i in range(a.num_outputs)] + ["token"])
     .set_mutate_inputs(lambda a: _layout(a).aux_inputs)
     .set_key_var_num_args("num_args")

@@ -1,5 +1,6 @@
 """``_while_loop``: run the subgraph ``func`` while the subgraph ``cond`` gives true, at most
-``max_iterations`` times (what ``mx.sym.contrib.while_loop`` builds).
+``max_iterations`` times (what ``mx.sym.contrib.while_loop`` builds; ``subgraphs`` holds
+both, as MXNet's symbol files do).
 
 The node's inputs are shared by both subgraphs: ``cond_input_locs`` / ``func_input_locs``
 give the node input feeding each subgraph input, and ``func_var_locs`` which of ``func``'s
@@ -16,6 +17,7 @@ reverse (see :mod:`._subgraph`).
 from __future__ import annotations
 
 import functools
+import json
 
 import numpy as np
 
@@ -45,11 +47,10 @@ _TOKEN = np.dtype(np.int64)
 
 
 class WhileLoopParam(Params):
-    cond = Field(str, REQUIRED, "the loop condition: a symbol's JSON with one one-element "
-                                "output")
-    func = Field(str, REQUIRED, "the loop body: a symbol's JSON, its outputs the step's "
-                                "outputs then the next loop variables")
-    num_args = Field(int, REQUIRED, "how many inputs the node has", low=1)
+    subgraphs = Field(str, REQUIRED, "a JSON list of two symbol graphs: the condition (one "
+                                     "one-element output), then the body (the step's outputs, "
+                                     "then the next loop variables)")
+    num_args = Field(int, REQUIRED, "the two subgraphs and the node's inputs", low=2)
     num_outputs = Field(int, REQUIRED, "func's outputs: step outputs and loop variables",
                         low=1)
     num_out_data = Field(int, REQUIRED, "how many of func's outputs are step outputs", low=0)
@@ -62,10 +63,10 @@ class WhileLoopParam(Params):
 class _Layout:
     def __init__(self, attrs: WhileLoopParam):
         where = "operator '_while_loop'"
-        self.cond = S.body_of(attrs.cond)
-        self.func = S.body_of(attrs.func)
-        self.cond_fed = S.feeds(self.cond, attrs.cond_input_locs, attrs.num_args, where)
-        self.func_fed = S.feeds(self.func, attrs.func_input_locs, attrs.num_args, where)
+        self.cond, self.func = S.subgraphs_of(attrs, 2, where)
+        self.n_args = attrs.num_args - 2
+        self.cond_fed = S.feeds(self.cond, attrs.cond_input_locs, self.n_args, where)
+        self.func_fed = S.feeds(self.func, attrs.func_input_locs, self.n_args, where)
         self.n_out = attrs.num_out_data
         self.n_vars = len(attrs.func_var_locs)
         if attrs.num_outputs != self.n_out + self.n_vars or \
@@ -78,7 +79,7 @@ class _Layout:
                              f"{len(self.cond.list_outputs())}")
         self.var_inputs = [attrs.func_input_locs[loc] for loc in attrs.func_var_locs]
         aux = set(self.func.list_auxiliary_states()) | set(self.cond.list_auxiliary_states())
-        self.aux_inputs = [j for j in range(attrs.num_args)
+        self.aux_inputs = [j for j in range(self.n_args)
                            if self.func_fed[j] in aux or self.cond_fed[j] in aux]
 
 
@@ -96,7 +97,7 @@ def _infer_shape(attrs, ins, outs):
     func_in, func_out = S.graph_shapes(lay.func, lay.func_fed, ins)
     cond_in, _ = S.graph_shapes(lay.cond, lay.cond_fed, ins)
     new_ins = list(ins)
-    for j in range(attrs.num_args):
+    for j in range(lay.n_args):
         for fed, inferred in ((lay.func_fed, func_in), (lay.cond_fed, cond_in)):
             if fed[j] is not None and fed[j] in inferred:
                 new_ins[j] = merge_shape(new_ins[j], inferred[fed[j]], f"{where}, input {j}")
@@ -123,7 +124,7 @@ def _infer_type(attrs, ins, outs):
     func_in, func_out = S.graph_types(lay.func, lay.func_fed, ins)
     cond_in, _ = S.graph_types(lay.cond, lay.cond_fed, ins)
     new_ins = list(ins)
-    for j in range(attrs.num_args):
+    for j in range(lay.n_args):
         for fed, inferred in ((lay.func_fed, func_in), (lay.cond_fed, cond_in)):
             if fed[j] is not None and fed[j] in inferred:
                 new_ins[j] = merge_dtype(new_ins[j], inferred[fed[j]], f"{where}, input {j}")
@@ -205,7 +206,7 @@ def _backward(attrs, ctx, inputs, req, outputs):
     lay = _layout(attrs)
     xp = ctx.xp
     head = inputs[:attrs.num_outputs]
-    data = inputs[attrs.num_outputs:attrs.num_outputs + attrs.num_args]
+    data = inputs[attrs.num_outputs:attrs.num_outputs + lay.n_args]
     token = int(S.host(inputs[-1]).reshape(-1)[0])
     device = S.device_of(ctx)
     with S.inline():
@@ -220,7 +221,7 @@ def _backward(attrs, ctx, inputs, req, outputs):
             heads = [S.host(head[i])[step] for i in range(lay.n_out)] + carry
             run.executor.backward([nd.array(h, ctx=device, dtype=h.dtype) for h in heads])
             carry = [_grad_or_zeros(run, j, data) for j in lay.var_inputs]
-            for j in range(attrs.num_args):
+            for j in range(lay.n_args):
                 if j in lay.var_inputs:
                     continue
                 grad = run.gradient(j)
@@ -232,7 +233,7 @@ def _backward(attrs, ctx, inputs, req, outputs):
         for k, j in enumerate(lay.var_inputs):
             grads[j] = carry[k]
     position = 0
-    for j in range(attrs.num_args):
+    for j in range(lay.n_args):
         if j in lay.aux_inputs:
             continue
         S.write(xp, outputs[position], req[position], grads.get(j))
@@ -268,7 +269,8 @@ def _sample(draw):
     var_locs = (func_names.index("i"), func_names.index("x"))
     arrays = [np.zeros(1, np.int32), d.uniform((width,)), d.uniform((width,)),
               np.full(1, limit, np.int32)]
-    return Case(arrays, {"cond": cond.tojson(), "func": func.tojson(), "num_args": 4,
+    graphs = json.dumps([json.loads(cond.tojson()), json.loads(func.tojson())])
+    return Case(arrays, {"subgraphs": graphs, "num_args": 6,
                          "num_outputs": 3, "num_out_data": 1, "max_iterations": most,
                          "cond_input_locs": cond_locs, "func_input_locs": func_locs,
                          "func_var_locs": var_locs})
@@ -294,10 +296,10 @@ WHILE_LOOP = (
         "stacked into ``max_iterations`` rows (zeros after the last step), then come the "
         "last loop variables.")
     .set_params(WhileLoopParam)
-    .set_num_inputs(lambda a: a.num_args)
+    .set_num_inputs(lambda a: a.num_args - 2)
     .set_num_outputs(lambda a: a.num_outputs + 1)
     .set_num_visible_outputs(lambda a: a.num_outputs)
-    .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args)])
+    .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args - 2)])
     .set_output_names(lambda a: [f"output{i}" for i in range(a.num_outputs)] + ["token"])
     .set_mutate_inputs(lambda a: _layout(a).aux_inputs)
     .set_key_var_num_args("num_args")
