@@ -245,3 +245,19 @@ def test_hybridized_while_loop_and_cond_block_match_the_imperative_one():
     for got, want in zip(hybrid, imperative):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
     assert hybrid[0].shape == (6, 1, 3) and hybrid[1].tolist() == [4.0]
+
+
+def test_control_flow_node_parameters_are_checked():
+    body = mx.sym.Group([mx.sym.var("x") * 2, mx.sym.var("h") + 1])
+    graph = json.loads(body.tojson())
+    x, h = mx.nd.ones(2), mx.nd.ones(2)
+    params = {"num_outputs": 2, "num_out_data": 1, "in_data_locs": (0,), "in_state_locs": (1,),
+              "remain_locs": ()}
+    out = mx.nd._internal._foreach(x.reshape((1, 2)), h, subgraphs=json.dumps([graph]),
+                                   num_args=3, **params)
+    assert [o.asnumpy().tolist() for o in out] == [[[2.0, 2.0]], [2.0, 2.0]]
+    with pytest.raises(mx.ParamError, match="subgraphs holds 2 graph"):
+        mx.nd._internal._foreach(x, h, subgraphs=json.dumps([graph, graph]), num_args=3,
+                                 **params)
+    with pytest.raises(mx.ParamError, match="JSON list"):
+        mx.nd._internal._foreach(x, h, subgraphs=json.dumps(graph), num_args=3, **params)

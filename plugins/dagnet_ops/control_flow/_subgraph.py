@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from dagnet import engine, runtime
+from dagnet import ParamError, engine, runtime
 from dagnet import ndarray as nd
 from dagnet import symbol as sym
 from dagnet.context import cpu
@@ -41,7 +41,7 @@ _POOL_PER_KEY = 16  # free executors kept per signature (a loop's steps each hol
 def _parsed(subgraphs: str) -> tuple[Any, ...]:
     graphs = json.loads(subgraphs)
     if not isinstance(graphs, list):
-        raise ValueError("subgraphs must be a JSON list of symbol graphs")
+        raise ParamError("subgraphs must be a JSON list of symbol graphs")
     return tuple(sym.load_json(json.dumps(graph)) for graph in graphs)
 
 
@@ -50,10 +50,10 @@ def subgraphs_of(attrs: Any, count: int, what: str) -> tuple[Any, ...]:
     symbol graphs, as MXNet's symbol files keep them under the node), parsed once."""
     graphs = _parsed(attrs.subgraphs)
     if len(graphs) != count:
-        raise ValueError(f"{what}: subgraphs holds {len(graphs)} graph(s); the operator runs "
+        raise ParamError(f"{what}: subgraphs holds {len(graphs)} graph(s); the operator runs "
                          f"{count}")
     if attrs.num_args < count:
-        raise ValueError(f"{what}: num_args={attrs.num_args} counts the {count} subgraph(s) "
+        raise ParamError(f"{what}: num_args={attrs.num_args} counts the {count} subgraph(s) "
                          f"and the node's inputs, so it is at least {count}")
     return graphs
 
@@ -64,7 +64,7 @@ def feeds(graph: Any, locs: Sequence[int], num_args: int, what: str) -> list[str
     names = graph.list_inputs()
     if len(locs) != len(names) or any(not 0 <= loc < num_args for loc in locs) or \
             len(set(locs)) != len(locs):
-        raise ValueError(f"{what}: the input locations {tuple(locs)} must name a different "
+        raise ParamError(f"{what}: the input locations {tuple(locs)} must name a different "
                          f"node input (of {num_args}) for each of the subgraph's "
                          f"{len(names)} inputs")
     fed: list[str | None] = [None] * num_args
