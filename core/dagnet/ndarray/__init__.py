@@ -21,7 +21,7 @@ from typing import Any
 
 from ..runtime import current_engine, flush_graveyard, is_training, set_training
 from . import _internal as _internal  # noqa: F401 - mx.nd._internal, MXNet's namespace
-from . import contrib, image, linalg, ndarray, op, random, sparse
+from . import contrib, image, linalg, op, random, sparse
 from ._axes import moveaxis, onehot_encode
 from ._creation import (
     DEFAULT_DTYPE,
