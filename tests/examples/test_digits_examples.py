@@ -33,18 +33,30 @@ def run_example(script: str, out: Path, *args: str) -> tuple[float, str]:
     return float(reported[-1]), result.stdout
 
 
+@pytest.fixture(scope="module")
+def default_engine_run(tmp_path_factory):
+    """One 12-epoch run on the default engine, shared by the tests that read its report
+    and its saved files."""
+    out = tmp_path_factory.mktemp("digits")
+    accuracy, stdout = run_example("train_digits.py", out)
+    return out, accuracy, stdout
+
+
 @pytest.mark.parametrize("engine", ["threaded_per_device", "naive"])
-def test_symbolic_example_reaches_97_percent(tmp_path, engine):
-    accuracy, stdout = run_example("train_digits.py", tmp_path, "--engine", engine)
+def test_symbolic_example_reaches_97_percent(tmp_path, engine, default_engine_run):
+    if engine == mx.config.get("engine"):
+        _, accuracy, stdout = default_engine_run
+    else:
+        accuracy, stdout = run_example("train_digits.py", tmp_path, "--engine", engine)
     assert f"engine {engine}" in stdout
     assert accuracy >= 0.97
     assert len(re.findall(r"^epoch\s+\d+/12", stdout, re.M)) == 12
 
 
-def test_saved_model_reloads_and_predicts_as_trained(tmp_path):
-    accuracy, _ = run_example("train_digits.py", tmp_path, "--epochs", "12")
-    net = mx.sym.load(str(tmp_path / "digits-symbol.json"))
-    params = mx.nd.load(str(tmp_path / "digits-0012.params"))
+def test_saved_model_reloads_and_predicts_as_trained(default_engine_run):
+    out, accuracy, _ = default_engine_run
+    net = mx.sym.load(str(out / "digits-symbol.json"))
+    params = mx.nd.load(str(out / "digits-0012.params"))
     assert sorted(params) == sorted(f"arg:{n}" for n in net.list_arguments()
                                     if n not in ("data", "softmax_label"))
 
