@@ -357,7 +357,8 @@ def test_create_register_and_unknown_names():
 
 @pytest.mark.parametrize("make, error, words", [
     (lambda: mx.optimizer.SGD(learning_rate="fast"), TypeError, "learning_rate must be a real"),
-    (lambda: mx.optimizer.SGD(learning_rate=-1), ValueError, "learning_rate must be >= 0"),
+    (lambda: mx.optimizer.SGD(learning_rate=float("nan")), ValueError,
+     "learning_rate must be a finite number"),
     (lambda: mx.optimizer.SGD(momentum=-0.5), ValueError, "momentum must be >= 0"),
     (lambda: mx.optimizer.SGD(clip_gradient=-1.0), ValueError, "clip_gradient must be >= 0"),
     (lambda: mx.optimizer.SGD(param_idx2name=["w"]), TypeError, "dict of update index"),
@@ -377,3 +378,14 @@ def test_bad_arguments(make, error, words):
 def test_base_optimizer_update_must_be_defined():
     with pytest.raises(NotImplementedError, match="must define update"):
         opt_module.Optimizer().update(0, mx.nd.ones((1,)), mx.nd.ones((1,)), None)
+
+
+def test_a_negative_learning_rate_steps_up_the_gradient():
+    """MXNet takes negative rates (gradient ascent); so does dagnet."""
+    opt = mx.optimizer.SGD(learning_rate=-0.5)
+    assert opt.learning_rate == -0.5
+    w = mx.nd.ones((2,))
+    mx.optimizer.get_updater(opt)(0, mx.nd.ones((2,)), w)
+    np.testing.assert_allclose(w.asnumpy(), 1.5)
+    opt.set_learning_rate(-1.0)
+    assert opt.learning_rate == -1.0

@@ -12,11 +12,20 @@ import numpy as np
 
 from .. import ndarray
 from .._argcheck import ArgumentTypeError, integer, real
-from .._errors import DagnetError, UnknownNameError
+from .._errors import DagnetError, ParamError, UnknownNameError
 from ..lr_scheduler import LRScheduler
 
 __all__ = ["Optimizer", "Updater", "register", "create", "get_updater",
            "UnknownOptimizerError", "LRSchedulerConflict"]
+
+
+def _rate(owner: str, name: str, value: Any) -> float:
+    """A learning rate: any finite real number.  Negative rates step up the gradient (as
+    in MXNet, which takes them too: gradient ascent, or a sentinel a caller replaces)."""
+    value = real(owner, name, value)
+    if not np.isfinite(value):
+        raise ParamError(f"{owner}: {name} must be a finite number, got {value}")
+    return value
 
 
 class UnknownOptimizerError(UnknownNameError, ValueError):
@@ -89,7 +98,7 @@ class Optimizer:
     def _initial_lr(self, owner: str, learning_rate: float | None) -> float | None:
         if learning_rate is None:
             return None if self.lr_scheduler is not None else 0.01
-        learning_rate = real(owner, "learning_rate", learning_rate, minimum=0.0)
+        learning_rate = _rate(owner, "learning_rate", learning_rate)
         if self.lr_scheduler is not None and self.lr_scheduler.base_lr != learning_rate:
             warnings.warn(f"{owner}: learning_rate={learning_rate} overwrites the lr_scheduler's "
                           f"base_lr={self.lr_scheduler.base_lr}", UserWarning, stacklevel=3)
@@ -139,7 +148,7 @@ class Optimizer:
             raise LRSchedulerConflict(
                 f"{type(self).__name__}: the learning rate comes from its lr_scheduler; change "
                 f"the scheduler's base_lr instead, or create the optimizer without one")
-        self.lr = real(type(self).__name__, "lr", lr, minimum=0.0)
+        self.lr = _rate(type(self).__name__, "lr", lr)
 
     def set_lr_mult(self, args_lr_mult: Mapping[Any, float]) -> None:
         """Set learning-rate multipliers by parameter name or update index; names from
