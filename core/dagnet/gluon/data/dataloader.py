@@ -219,3 +219,13 @@ class DataLoader:
 
 def _identity(batch: Any) -> Any:
     return batch
+
+
+# MXNet's iterator over a pool the caller made, which libraries subclass, under MXNet's
+# module path; imported last, as it uses the batchify helpers above
+from .multi_worker_iter import (  # noqa: E402, F401
+    _MultiWorkerIter,
+    _thread_worker_fn,
+    _worker_fn,
+    _worker_initializer,
+)
