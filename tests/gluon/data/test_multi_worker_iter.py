@@ -139,8 +139,6 @@ def test_a_worker_error_reaches_the_caller():
 
 
 def test_worker_fn_outside_an_initialized_pool_says_how_to_start_it(monkeypatch):
-    from dagnet.gluon.data import multi_worker_iter
-
-    monkeypatch.setattr(multi_worker_iter, "_worker_dataset", None)
+    monkeypatch.setattr(dl, "_worker_dataset", None)
     with pytest.raises(RuntimeError, match="initializer=_worker_initializer"):
         dl._worker_fn([0], dl.default_batchify_fn)
