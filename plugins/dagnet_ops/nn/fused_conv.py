@@ -14,15 +14,16 @@ Quantized (as MKL-DNN computes it): the data is int8 or uint8 standing for
 ``(data_min, data_max)``, at ``scale = 127.5 (or 255.5) / max(|min|, |max|)`` (MXNet's
 steps); each output channel's folded weights are rounded to int8 at ``127.5 / max |w_c|``
 (saturated) and the bias to int32 at the product of the two scales; the integer
-convolution is exact (MKL-DNN's own may saturate 16-bit partial sums on processors
-without VNNI).  The result, with the activations and the (dequantized) sum applied, is
-rounded to the calibrated range ``(min_calib_range, max_calib_range)``: uint8 when the last
-activation is non-negative (ReLU, sigmoid, softrelu, bounded ReLU), int8 otherwise; the
-range is the second and third outputs.  With a sum, MXNet writes the result into the sum
-operand's memory: it saturates to the operand's type and is read as the output's (an int8
-operand caps a uint8 output at 127), which this operator reproduces.  A quantized node
-needs the calibrated range (MXNet's int32 output without one is not provided).  No
-gradient: the fused node is for inference, as in MXNet.
+convolution is exact (in float32 when its partial sums are bounded below 2**24, else in
+float64; MKL-DNN's own may saturate 16-bit partial sums on processors without VNNI).  The
+result, with the activations and the (dequantized) sum applied, is rounded to the
+calibrated range ``(min_calib_range, max_calib_range)``: uint8 when the last activation is
+non-negative (ReLU, sigmoid, softrelu, bounded ReLU), int8 otherwise; the range is the
+second and third outputs.  With a sum, MXNet writes the result into the sum operand's
+memory: it saturates to the operand's type and is read as the output's (an int8 operand
+caps a uint8 output at 127), which this operator reproduces.  A quantized node needs the
+calibrated range (MXNet's int32 output without one is not provided).  No gradient: the
+fused node is for inference, as in MXNet.
 """
 
 from __future__ import annotations
@@ -242,8 +243,13 @@ def _quantized_conv(xp, attrs, arrays, weight, bias, geometry):
     shape = (-1,) + (1,) * (weight.ndim - 1)
     q_weight = xp.clip(xp.rint(weight.astype(np.float64) * scales.reshape(shape)), -128, 127)
     _, stride, dilate, pad = geometry
-    acc = conv_forward(xp, data.astype(np.float64), q_weight, stride, dilate, pad,
-                       attrs.num_group)
+    # Every partial sum is at most max|data| * sum|w_c| in magnitude; below 2**24 float32
+    # holds them all exactly, and the (much faster) float32 convolution is exact too.
+    largest_sum = float(xp.abs(q_weight).reshape(q_weight.shape[0], -1).sum(axis=1).max())
+    exact_in_float32 = float(xp.abs(data.astype(np.float64)).max()) * largest_sum < 2.0 ** 24
+    dtype = np.float32 if exact_in_float32 else np.float64
+    acc = conv_forward(xp, data.astype(dtype), q_weight.astype(dtype), stride, dilate, pad,
+                       attrs.num_group).astype(np.float64)
     if bias is not None:
         q_bias = xp.clip(xp.rint(bias.astype(np.float64) * data_scale * scales),
                          -(_INT32_MAX + 1), _INT32_MAX)
