@@ -262,3 +262,26 @@ def test_roi_ops_keep_the_dtype_and_refuse_a_roi_naming_a_missing_sample(op, roi
     with pytest.raises(mx.MXNetError, match=f"'_contrib_{op}': roi 0 names batch 2, but data "
                                             f"has 1"):
         pool(data, mx.nd.array([roi], dtype="float64"), spatial_scale=1.0, **params).asnumpy()
+
+
+def test_roi_align_on_a_large_map_reads_only_around_each_roi():
+    # the kernel multiplies only the window a roi's weights touch: moving the map and the
+    # rois together (away from the borders) must not change a value, in either direction
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((1, 3, 64, 80))
+    rois = np.array([[0, 40.2, 30.7, 52.9, 44.1], [0, 45.0, 33.0, 47.5, 60.0]])
+    shifted = rois - [0, 32, 24, 32, 24]
+    x, part = mx.nd.array(data, dtype="float64"), mx.nd.array(data[:, :, 24:, 32:],
+                                                                 dtype="float64")
+    outs, grads = [], []
+    for d, r in ((x, rois), (part, shifted)):
+        d.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.contrib.ROIAlign(d, mx.nd.array(r, dtype="float64"), pooled_size=(3, 2),
+                                       spatial_scale=1.0, sample_ratio=2)
+        y.backward(mx.nd.ones_like(y))
+        outs.append(y.asnumpy())
+        grads.append(d.grad.asnumpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
+    np.testing.assert_allclose(grads[0][:, :, 24:, 32:], grads[1], rtol=1e-12)
+    assert not grads[0][:, :, :24].any() and not grads[0][:, :, :, :32].any()
