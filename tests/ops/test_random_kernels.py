@@ -84,8 +84,10 @@ def test_dagnet_random_functions():
         dagnet.random.uniform(dagnet.nd.zeros((2,)), 1)
 
 
-def test_nd_random_is_mx_random():
-    assert dagnet.nd.random is dagnet.random
+def test_nd_random_has_mx_randoms_samplers():
+    # as in MXNet: two modules (mxnet.ndarray.random, mxnet.random), the same samplers
+    assert dagnet.nd.random.normal is dagnet.random.normal
+    assert dagnet.nd.random.__name__ == "dagnet.ndarray.random"
     dagnet.random.seed(5)
     a = dagnet.nd.random.normal(1, 2, shape=(3,)).asnumpy()
     dagnet.random.seed(5)

@@ -16,6 +16,7 @@ names below are the helpers that are not single operators.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from ..runtime import current_engine, flush_graveyard, is_training, set_training
@@ -72,10 +73,11 @@ __all__ = [
     "greater_equal", "histogram", "hypot",
     "image", "invoke", "is_basic_key", "is_training", "lesser", "lesser_equal", "linalg",
     "linspace", "load", "load_frombuffer", "logical_and", "logical_or", "logical_xor", "maximum",
-    "minimum", "modulo", "moveaxis", "multiply", "Namespace", "NDArray", "NDArrayFileError",
+    "minimum", "modulo", "moveaxis", "multiply", "Namespace", "NDArray", "ndarray",
+    "NDArrayFileError",
     "new_array", "not_equal", "onehot_encode", "ones", "op", "OpFunction", "power", "prepared",
     "PreparedCall", "push_copy", "copy_function", "random", "save", "set_training", "split_v2",
-    "split_v2_params", "subtract",
+    "split_v2_params", "subtract", "utils",
     "to_dlpack_for_read", "to_dlpack_for_write", "true_divide", "UnknownOperatorError",
     "waitall", "wrap_chunk", "zeros",
 ]
@@ -103,6 +105,10 @@ def __getattr__(name: str) -> Any:
     # Only names not defined above get here: the registered operators.  The function is
     # kept as a module attribute so the next lookup is a plain one; it finds its operator
     # by name at each call, so a rebuilt registry is still followed.
+    if name in ("ndarray", "utils"):
+        # MXNet's modules of helpers (GluonNLP checks isinstance(x, mx.nd.ndarray.NDArray)),
+        # imported here: they re-export this module's names.
+        return importlib.import_module(f"{__name__}.{name}")
     if name == "CachedOp":  # MXNet's mx.nd.CachedOp runs a symbol through the executor
         from ..executor import CachedOp
 

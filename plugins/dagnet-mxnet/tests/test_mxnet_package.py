@@ -64,3 +64,10 @@ def test_a_module_that_fails_to_import_reports_its_own_error(tmp_path):
         "import mxnet.gluon.nn\n")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert "No module named 'not_installed_dependency'" in result.stderr, result.stderr
+
+
+def test_star_import_gives_dagnets_names():
+    namespace: dict = {}
+    exec("from mxnet import *", namespace)
+    assert namespace["nd"] is dagnet.nd and namespace["cpu"] is dagnet.cpu
+    assert "importlib" not in namespace and "_dagnet" not in namespace
