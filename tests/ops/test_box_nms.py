@@ -9,7 +9,9 @@ import time
 import numpy as np
 import pytest
 
+import dagnet
 import dagnet as mx
+from dagnet_ops import _jit
 
 
 def _iou(a, b):
@@ -69,3 +71,40 @@ def test_thousands_of_proposals_take_well_under_a_minute():
     start = time.monotonic()
     mx.nd.contrib.box_nms(mx.nd.array(rows), overlap_thresh=0.7).wait_to_read()
     assert time.monotonic() - start < 30  # one IoU at a time took minutes
+
+
+_needs_numba = pytest.mark.skipif(
+    _jit.kernels("nms") is None, reason=f"numba kernels are off: {_jit.unavailable_reason('nms')}")
+
+
+@_needs_numba
+@pytest.mark.parametrize("seed", range(12))
+def test_compiled_suppression_keeps_what_the_numpy_one_keeps(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    # a coarse grid, so that equal boxes, equal scores and IoU exactly at the threshold occur
+    xy = rng.integers(0, 8, (n, 2)).astype(float)
+    rows = np.concatenate([rng.integers(0, 3, (n, 1)), rng.integers(0, 5, (n, 1)) / 4, xy,
+                           xy + rng.integers(0, 4, (n, 2))], axis=1)
+    if seed % 3 == 0:
+        rows[rng.integers(0, n, 3), 2 + int(rng.integers(0, 4))] = np.nan
+    kwargs = {"overlap_thresh": float(rng.choice([-0.1, 0.0, 0.25, 0.5, 1 / 3])),
+              "valid_thresh": 0.0, "topk": int(rng.choice([-1, 50])),
+              "in_format": str(rng.choice(["corner", "center"]))}
+    if seed % 2:
+        kwargs.update(id_index=0, background_id=2, force_suppress=bool(seed % 4 == 1))
+    data = mx.nd.array(rows[None], dtype="float64")
+    with dagnet.config.set(cpu_jit=True):
+        compiled = mx.nd.contrib.box_nms(data, **kwargs).asnumpy()
+    with dagnet.config.set(cpu_jit=False):
+        vectorized = mx.nd.contrib.box_nms(data, **kwargs).asnumpy()
+    np.testing.assert_array_equal(compiled, vectorized)
+
+
+def test_box_nms_runs_without_numba(hide_numba):
+    hide_numba("nms")
+    assert _jit.kernels("nms") is None and "numba" in _jit.unavailable_reason("nms")
+    rows = np.array([[0, 0.9, 0, 0, 2, 2], [0, 0.8, 0, 0, 2, 1.9], [0, 0.7, 5, 5, 6, 6]])
+    got = mx.nd.contrib.box_nms(mx.nd.array(rows), overlap_thresh=0.5).asnumpy()
+    np.testing.assert_allclose(got[:2], rows[[0, 2]], rtol=1e-6)
+    assert (got[2] == -1).all()

@@ -26,6 +26,7 @@ from dagnet.operator import (
     ZeroGradient,
 )
 
+from .. import _jit
 from .._fields import FloatTuple
 from . import _sampling as S
 from ._common import backward_op, first_input_type, fixed_out_type, known, put, with_attrs
@@ -262,8 +263,9 @@ def _kept(p: BoxNMSParam, boxes: np.ndarray) -> np.ndarray:
 
     Greedy, as MXNet's: candidates in descending score (ties keep their order), each kept
     one suppressing the later ones it overlaps by more than ``overlap_thresh`` (of its own
-    class unless ``force_suppress``).  One vectorized pass per kept box, so thousands of
-    proposals take a fraction of a second."""
+    class unless ``force_suppress``).  Compiled with numba where it is on (the ``"nms"``
+    kernels); otherwise one vectorized pass per kept box, so thousands of proposals take a
+    fraction of a second either way."""
     scores = boxes[:, p.score_index]
     valid = scores > p.valid_thresh
     if p.id_index >= 0:
@@ -276,6 +278,12 @@ def _kept(p: BoxNMSParam, boxes: np.ndarray) -> np.ndarray:
                                 p.in_format), axis=-1)
     by_class = not p.force_suppress and p.id_index >= 0
     classes = boxes[candidates, p.id_index] if by_class else None
+    compiled = _jit.kernels("nms")
+    if compiled is not None and corners.dtype == np.float64:
+        alive = compiled.greedy_keep(np.ascontiguousarray(corners),
+                                     classes if by_class else np.zeros(0), by_class,
+                                     float(p.overlap_thresh))
+        return candidates[alive]
     alive = np.ones(len(candidates), dtype=bool)
     kept: list[int] = []
     for pos in range(len(candidates)):
