@@ -34,7 +34,7 @@ from ._argcheck import ArgumentTypeError, choice, real
 from ._errors import ParamError, ShapeError, UnknownNameError
 
 __all__ = [
-    "InitDesc", "Initializer", "register", "alias", "create",
+    "InitDesc", "Initializer", "register", "unregister", "alias", "create",
     "Zero", "One", "Constant", "Uniform", "Normal", "Orthogonal", "Xavier", "MSRAPrelu",
     "Bilinear", "LSTMBias", "Mixed", "Load",
 ]
@@ -193,6 +193,14 @@ def register(klass: type[Initializer], name: str | None = None) -> type[Initiali
                       f"{previous.__module__}.{previous.__qualname__}", UserWarning, stacklevel=2)
     _REGISTRY[key] = klass
     return klass
+
+
+def unregister(name: str, klass: type[Initializer] | None = None) -> None:
+    """Forget the initializer registered as ``name`` -- only if it is still ``klass``,
+    where given (a name registered again since stays).  An unknown name is ignored."""
+    key = name.lower()
+    if klass is None or _REGISTRY.get(key) is klass:
+        _REGISTRY.pop(key, None)
 
 
 def alias(*aliases: str) -> Callable[[type[Initializer]], type[Initializer]]:

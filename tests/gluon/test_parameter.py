@@ -3,6 +3,8 @@ and ParameterDict's sharing, selection, saving and loading."""
 
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 
@@ -84,6 +86,33 @@ def test_constant_is_not_trained():
     assert const.grad_req == "null"
     with pytest.warns(UserWarning, match="does not support grad_req"):
         const.grad_req = "write"
+
+
+def test_constant_init_is_a_registered_name_as_in_mxnet(monkeypatch):
+    const = gluon.Constant("c", [1.0, 2.0])
+    assert const.init == f"Constant_c_{id(const)}"
+    arr = mx.nd.zeros((2,))
+    mx.init.Xavier()(mx.init.InitDesc("c", {"__init__": const.init}), arr)
+    np.testing.assert_array_equal(arr.asnumpy(), [1, 2])
+
+    def must_not_wait(self):
+        raise AssertionError("naming a Constant in a graph read (waited for) its value")
+
+    # naming the constant in a graph neither reads its value nor waits for it
+    monkeypatch.setattr(mx.nd.NDArray, "asnumpy", must_not_wait)
+    assert const.var().attr("__init__") == const.init
+
+
+def test_constant_initializer_is_forgotten_with_its_constant():
+    const = gluon.Constant("gone", [1.0])
+    name = const.init
+    made = mx.init.create(name)
+    del const
+    gc.collect()
+    with pytest.raises(mx.base.MXNetError, match="unknown initializer"):
+        mx.init.create(name)
+    with pytest.raises(RuntimeError, match="no longer exists"):
+        made._init_weight("gone", mx.nd.zeros((1,)))
 
 
 def test_parameter_dict_sharing_and_select():

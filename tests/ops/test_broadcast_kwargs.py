@@ -24,3 +24,13 @@ def test_other_operators_still_refuse_unknown_parameters():
         mx.nd.elemwise_add(a, a, axis=1)
     with pytest.raises(mx.base.MXNetError, match="'sum' has no parameter 'foo'"):
         mx.nd.sum(a, foo=1)
+
+
+def test_zeros_like_and_ones_like_ignore_keyword_arguments_as_mxnet():
+    # MXNet registers them without a parameter parser: dtype= is accepted and has no effect
+    # (GluonCV's CenterNet decoder passes it)
+    x = mx.nd.array([[1.0, 2.0]])
+    assert mx.nd.zeros_like(x, dtype="int64").dtype == np.float32
+    np.testing.assert_array_equal(mx.nd.ones_like(x, dtype="int64").asnumpy(), [[1, 1]])
+    sym = mx.sym.zeros_like(mx.sym.var("x"), dtype="int64")
+    assert sym.infer_type(x=np.float32)[1] == [np.float32]

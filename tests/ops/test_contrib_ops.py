@@ -81,18 +81,77 @@ def test_quantize_and_dequantize_match_mxnet():
                                         out_type="int8")
     assert qa.dtype == np.int8 and lo.dtype == np.float32
     np.testing.assert_array_equal(qa.asnumpy(), [[18, 75], [77, 109]])
+    # MXNet's CPU build dequantizes with MKL-DNN: 127.5 steps for the range
     back = mx.nd.contrib.dequantize(qa, lo, hi, out_type="float32")
-    np.testing.assert_allclose(back.asnumpy(), [[0.14173228, 0.5905512], [0.6062992, 0.8582677]],
+    np.testing.assert_allclose(back.asnumpy(), [[0.14117648, 0.5882353], [0.6039216, 0.854902]],
                                rtol=1e-6)
     # quantize_v2 takes the range from the data: MXNet gives (-1.5, 1.5) and these values
     q, lo, hi = mx.nd.contrib.quantize_v2(mx.nd.array([[-0.5, 0.2], [1.5, 0.9]]))
     np.testing.assert_array_equal(q.asnumpy(), [[-42, 17], [127, 76]])
     assert (lo.asscalar(), hi.asscalar()) == (-1.5, 1.5)
+    np.testing.assert_allclose(mx.nd.contrib.dequantize(q, lo, hi).asnumpy(),
+                               [[-0.49411765, 0.2], [1.4941176, 0.89411765]], rtol=1e-6)
+    # uint8 keeps zero at zero and reports the data's own range
+    q, lo, hi = mx.nd.contrib.quantize_v2(mx.nd.array([[0.5, 0.2], [1.5, 0.9]]),
+                                          out_type="uint8")
+    np.testing.assert_array_equal(q.asnumpy(), [[85, 34], [255, 153]])
+    np.testing.assert_allclose([lo.asscalar(), hi.asscalar()], [0.2, 1.5], rtol=1e-6)
+    np.testing.assert_allclose(mx.nd.contrib.dequantize(q, lo, hi).asnumpy(),
+                               [[0.49902153, 0.19960861], [1.4970646, 0.8982387]], rtol=1e-6)
+    q, _, _ = mx.nd.contrib.quantize_v2(mx.nd.array([0.3, 0.5, 0.7, 1.0]), out_type="int8",
+                                        min_calib_range=-1.0, max_calib_range=1.0)
+    np.testing.assert_array_equal(q.asnumpy(), [38, 64, 89, 127])  # halves to even
     q, _, _ = mx.nd.contrib.quantize_v2(a, out_type="auto", min_calib_range=0.0,
                                         max_calib_range=1.0)
     assert q.dtype == np.uint8
     with pytest.raises(mx.base.MXNetError, match="must be int8 or uint8"):
         mx.nd.contrib.dequantize(a, lo, hi)
+
+
+def test_quantize_outputs_are_named_as_mxnet_names_them():
+    d, lo, hi = mx.sym.var("d"), mx.sym.var("lo"), mx.sym.var("hi")
+    assert mx.sym.contrib.quantize_v2(d, name="q").list_outputs() == \
+        ["q_output0", "q_output1", "q_output2"]
+    assert mx.sym.contrib.quantize(d, lo, hi, name="q").list_outputs() == \
+        ["q_output0", "q_output1", "q_output2"]
+    pooled = mx.sym.contrib.quantized_pooling(d, lo, hi, kernel=(2, 2), name="p")
+    assert pooled.list_outputs() == ["p_output", "p_min_output", "p_max_output"]
+
+
+_POOL_DATA = np.array([[[[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 12, 11], [0, 3, 1, 2]]]])
+
+
+@pytest.mark.parametrize(("params", "want"), [
+    # MXNet 1.9.1's values: averages rounded halves to even; counting the padding, a
+    # "full" window is divided by its whole size, overhang included
+    ({"kernel": (2, 2), "stride": (2, 2), "pool_type": "avg"}, [4, 6, 6, 6]),
+    ({"kernel": (2, 2), "stride": (2, 2), "pool_type": "max"}, [6, 8, 10, 12]),
+    ({"kernel": (3, 3), "stride": (2, 2), "pool_type": "avg", "pooling_convention": "full"},
+     [6, 5, 4, 3]),
+    ({"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1), "pool_type": "avg",
+      "pooling_convention": "full", "count_include_pad": False}, [4, 5, 6, 6, 7, 7, 2, 2, 2]),
+    ({"kernel": (3, 3), "stride": (2, 2), "pad": (1, 1), "pool_type": "avg",
+      "pooling_convention": "full"}, [2, 3, 1, 4, 7, 2, 0, 1, 0]),
+    ({"global_pool": True, "kernel": (1, 1), "pool_type": "avg"}, [5]),
+])
+def test_quantized_pooling_matches_mxnet(params, want):
+    data = mx.nd.array(_POOL_DATA, dtype="uint8")
+    out, lo, hi = mx.nd.contrib.quantized_pooling(data, mx.nd.array([0.0]), mx.nd.array([1.0]),
+                                                  **params)
+    assert out.dtype == np.uint8
+    np.testing.assert_array_equal(out.asnumpy().ravel(), want)
+    assert (lo.asscalar(), hi.asscalar()) == (0.0, 1.0)
+
+
+def test_quantized_pooling_errors():
+    data = mx.nd.array(_POOL_DATA, dtype="int8")
+    lo, hi = mx.nd.array([-1.0]), mx.nd.array([1.0])
+    with pytest.raises(mx.base.MXNetError, match="int8 or uint8"):
+        mx.nd.contrib.quantized_pooling(data.astype("float32"), lo, hi, kernel=(2, 2))
+    with pytest.raises(mx.base.MXNetError, match="max or avg"):
+        mx.nd.contrib.quantized_pooling(data, lo, hi, kernel=(2, 2), pool_type="lp", p_value=2)
+    with pytest.raises(mx.base.MXNetError, match="4-D"):
+        mx.nd.contrib.quantized_pooling(data.reshape((4, 4)), lo, hi, kernel=(2, 2))
 
 
 def test_prelu_gamma_per_sample_and_channel():
@@ -203,3 +262,26 @@ def test_roi_ops_keep_the_dtype_and_refuse_a_roi_naming_a_missing_sample(op, roi
     with pytest.raises(mx.MXNetError, match=f"'_contrib_{op}': roi 0 names batch 2, but data "
                                             f"has 1"):
         pool(data, mx.nd.array([roi], dtype="float64"), spatial_scale=1.0, **params).asnumpy()
+
+
+def test_roi_align_on_a_large_map_reads_only_around_each_roi():
+    # the kernel multiplies only the window a roi's weights touch: moving the map and the
+    # rois together (away from the borders) must not change a value, in either direction
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((1, 3, 64, 80))
+    rois = np.array([[0, 40.2, 30.7, 52.9, 44.1], [0, 45.0, 33.0, 47.5, 60.0]])
+    shifted = rois - [0, 32, 24, 32, 24]
+    x, part = mx.nd.array(data, dtype="float64"), mx.nd.array(data[:, :, 24:, 32:],
+                                                                 dtype="float64")
+    outs, grads = [], []
+    for d, r in ((x, rois), (part, shifted)):
+        d.attach_grad()
+        with mx.autograd.record():
+            y = mx.nd.contrib.ROIAlign(d, mx.nd.array(r, dtype="float64"), pooled_size=(3, 2),
+                                       spatial_scale=1.0, sample_ratio=2)
+        y.backward(mx.nd.ones_like(y))
+        outs.append(y.asnumpy())
+        grads.append(d.grad.asnumpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-12)
+    np.testing.assert_allclose(grads[0][:, :, 24:, 32:], grads[1], rtol=1e-12)
+    assert not grads[0][:, :, :24].any() and not grads[0][:, :, :, :32].any()

@@ -70,8 +70,17 @@ def test_plain_non_hidden_key_on_an_operator_is_refused():
     # MXNet takes such a key for an operator parameter and fails; dagnet says what to write
     with pytest.raises(ValueError, match="__foo__"):
         mx.sym.FullyConnected(mx.sym.Variable("d"), num_hidden=3, attr={"foo": "bar"})
-    with pytest.raises(ValueError, match="not a string"):
-        mx.sym.FullyConnected(mx.sym.Variable("d"), num_hidden=3, attr={"__foo__": 1})
+
+
+def test_operator_attr_values_are_stored_as_strings():
+    # MXNet stores str(value) for an operator's attr= (GluonCV passes an initializer);
+    # an initializer is stored as its JSON, which reads back as one
+    init = mx.init.Xavier(rnd_type="gaussian", factor_type="out", magnitude=2)
+    conv = mx.sym.Convolution(mx.sym.Variable("d"), num_filter=2, kernel=(1, 1), name="c",
+                              attr={"__init__": init, "__foo__": 1, "lr_mult": 0.5})
+    assert conv.attr("__foo__") == "1" and conv.attr("lr_mult") == "0.5"
+    assert conv.attr("__init__") == init.dumps()
+    assert mx.sym.load_json(conv.tojson()).attr("__init__") == init.dumps()
 
 
 def test_set_attr():

@@ -159,3 +159,12 @@ def test_unknown_operator_keys_are_kept():
     sym = load_changed(change)
     assert sym.attr("workspace") == "512"
     assert '"workspace": "512"' in sym.tojson()
+
+
+def test_subgraphs_on_an_operator_that_holds_none_are_refused():
+    graph = {"nodes": [{"op": "null", "name": "x", "inputs": []},
+                       {"op": "relu", "name": "r", "inputs": [[0, 0, 0]],
+                        "subgraphs": [{"nodes": [], "heads": []}]}],
+             "arg_nodes": [0], "heads": [[1, 0, 0]]}
+    with pytest.raises(SymbolFormatError, match="node 'r' has 'subgraphs', but operator"):
+        mx.sym.load_json(json.dumps(graph))

@@ -1,17 +1,19 @@
 """MXNet's ``mx.contrib``: the older autograd interface (:mod:`.autograd`), automatic
-mixed precision (:mod:`.amp`), and the contrib operators as ``contrib.nd`` /
-``contrib.sym`` (the ``_contrib_*`` operators, also ``mx.nd.contrib`` and
-``mx.sym.contrib``).
+mixed precision (:mod:`.amp`), quantization's calibration (:mod:`.quantization`, also
+``contrib.quant``), and the contrib operators as ``contrib.nd`` / ``contrib.sym`` (the
+``_contrib_*`` operators, also ``mx.nd.contrib`` and ``mx.sym.contrib``).
 
 MXNet 1.x's ``contrib.onnx``, ``contrib.tensorboard``, ``contrib.text``,
-``contrib.quantization`` and ``contrib.svrg_optimization`` are not provided.
+``contrib.svrg_optimization`` and quantization's graph rewriting (``quantize_model``,
+``quantize_net``) are not provided.
 """
 
 from .. import ndarray as _ndarray
 from .. import symbol as _symbol
-from . import amp, autograd
+from . import amp, autograd, quantization
 
 ndarray = nd = _ndarray.contrib
 symbol = sym = _symbol.contrib
+quant = quantization
 
-__all__ = ["amp", "autograd", "nd", "ndarray", "sym", "symbol"]
+__all__ = ["amp", "autograd", "nd", "ndarray", "quant", "quantization", "sym", "symbol"]

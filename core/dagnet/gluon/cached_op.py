@@ -210,6 +210,8 @@ class _InlineSteps:
                 outputs.append([values[node["name"]]])
                 continue
             params = {k: v for k, v in node.get("attrs", {}).items() if not k.startswith("__")}
+            if "subgraphs" in node:  # control flow and fused nodes keep theirs beside attrs
+                params["subgraphs"] = json.dumps(node["subgraphs"])
             inputs = [outputs[source][index] for source, index, *_ in node["inputs"]]
             result = ndarray.invoke(node["op"], inputs, params, ctx=ctx)
             outputs.append(result if isinstance(result, list) else [result])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -449,21 +450,31 @@ class Parameter:
             autograd.mark_variables(self._data, self._grad, self.grad_req)
 
 
-class _ConstantInit(initializer.Initializer):
-    """Fills an array with a :class:`Constant`'s value."""
+def _constant_initializer(name: str, constant: Constant) -> type[initializer.Initializer]:
+    """The initializer class a :class:`Constant` registers under ``name``, as MXNet does:
+    it copies the constant's value into the array, reading the value only when it runs
+    (naming it in a graph waits on nothing).  It holds the constant weakly; the name is
+    unregistered when the constant is collected."""
+    ref = weakref.ref(constant)
 
-    def __init__(self, value: NDArray):
-        super().__init__()
-        self._value = value
+    class ConstantValue(initializer.Initializer):
+        def _init_weight(self, desc: Any, arr: NDArray) -> None:
+            owner = ref()
+            if owner is None:
+                raise GluonError(
+                    f"initializer {name!r} copies the value of a Constant that no longer "
+                    f"exists; keep the Constant (or its block) alive while initializing")
+            owner.value.copyto(arr)
 
-    def _init_weight(self, desc: Any, arr: NDArray) -> None:
-        self._value.copyto(arr)
+        _init_default = _init_bias = _init_gamma = _init_beta = _init_weight
 
-    def _init_default(self, desc: Any, arr: NDArray) -> None:
-        self._value.copyto(arr)
+        def dumps(self) -> str:
+            return json.dumps([name, {}])
 
-    def dumps(self) -> str:
-        return json.dumps(["constant", {"value": self._value.asnumpy().tolist()}])
+    ConstantValue.__qualname__ = ConstantValue.__name__ = name
+    initializer.register(ConstantValue, name)
+    weakref.finalize(constant, initializer.unregister, name, ConstantValue)
+    return ConstantValue
 
 
 class Constant(Parameter):
@@ -474,8 +485,11 @@ class Constant(Parameter):
         if not isinstance(value, NDArray):
             value = ndarray.array(value)
         self.value = value
+        # MXNet's init for a constant: the name of an initializer registered for it
+        init_name = f"Constant_{name}_{id(self)}"
+        _constant_initializer(init_name, self)
         super().__init__(name, grad_req="null", shape=value.shape, dtype=value.dtype,
-                         init=_ConstantInit(value))
+                         init=init_name)
 
     def __repr__(self) -> str:
         return f"Constant {self.name} (shape={self.shape}, dtype={self.dtype})"

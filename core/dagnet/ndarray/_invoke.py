@@ -56,6 +56,20 @@ _WRITE = OpReqType.WRITE
 _INPLACE = OpReqType.INPLACE
 _CACHE_LIMIT = 512  # entries per cache before it is emptied (scalars make new keys)
 
+# MXNet's host-memory contexts: their arrays are CPU memory, so a call may mix them with
+# CPU arrays (and write into them with out=); such a mixed call runs on the CPU.
+_HOST_ALIASES = frozenset({"cpu", "cpu_pinned", "cpu_shared"})
+
+
+def _host_device(dev: Any) -> Any:
+    """The ``cpu(i)`` device an array on ``dev`` may be mixed with, or None for a device
+    that is not host memory of the numpy backend."""
+    ctx = dev.ctx
+    if ctx.device_type not in _HOST_ALIASES or not dev.numpy:
+        return None
+    return dev if ctx.device_type == "cpu" else device_of(Context("cpu", ctx.device_id))
+
+
 # -- the per-operator caches ------------------------------------------------------
 class _OpEntry:
     """One operator's prepared calls, by parameter set."""
@@ -212,6 +226,10 @@ class PreparedCall:
             if dev is None:
                 dev, first = this, index
             elif this is not dev:
+                host = _host_device(this)
+                if host is not None and host is _host_device(dev):
+                    dev = host  # MXNet: pinned and shared memory mix with the CPU's
+                    continue
                 raise OperatorError(
                     f"operator {self.name!r}: input {self.in_names[index]!r} is on {this.ctx} "
                     f"but input {self.in_names[first]!r} is on {dev.ctx}; all inputs of a call "
@@ -314,7 +332,9 @@ class PreparedCall:
                 raise DTypeError(
                     f"operator {self.name!r}: out= array {index} has dtype {array._dtype.name} "
                     f"but the output has dtype {dtypes[index].name}")
-            if array._chunk.dev is not dev:
+            where = array._chunk.dev
+            if where is not dev and (_host_device(where) is None
+                                     or _host_device(where) is not _host_device(dev)):
                 raise OperatorError(
                     f"operator {self.name!r}: out= array {index} is on {array.context} but the "
                     f"inputs are on {dev.ctx}")
@@ -346,7 +366,7 @@ class PreparedCall:
                 raise
             dev = lchunk.dev
             if rchunk.dev is not dev:
-                self._device(inputs, ctx)  # raises the mixed-device error
+                dev = self._device(inputs, ctx)  # host memory mixes; raises for the rest
             key = (lhs._shape, rhs._shape, lhs._dtype, rhs._dtype)
             reads = [lchunk.var, rchunk.var]
             in_data = [ldata if ldata is not None else lhs._xp(),

@@ -57,10 +57,14 @@ def param_strings(op: Op, given: dict[str, Any]) -> dict[str, str]:
 
 def node_attributes(op: Op, attr: dict[str, Any]) -> dict[str, str]:
     """The attributes an operator node stores for ``attr`` (from ``attr=`` and the
-    :class:`~dagnet.AttrScope`): hidden keys as ``__key__``, strings only."""
-    _attribute.check_values(attr, f"operator {op.name!r}")
+    :class:`~dagnet.AttrScope`): hidden keys as ``__key__``, values as strings (MXNet
+    stores ``str(value)``; an initializer is stored as its JSON, as ``Variable(init=)``
+    stores it, so that it can be read back)."""
     stored = {}
     for key, value in attr.items():
+        if not isinstance(value, str):
+            dumps = getattr(value, "dumps", None)
+            value = dumps() if callable(dumps) else str(value)
         key = _attribute.stored_key(key)
         if not is_hidden_attr(key):
             # MXNet hands a plain key to the operator as a parameter, which fails for

@@ -7,6 +7,10 @@ with ``"op": "null"`` for variables and inputs as ``[node, output, version]``;
 start, hidden outputs counted), ``heads`` (the symbol's outputs) and
 ``attrs.mxnet_version``.  Files written before MXNet 1.0 keep parameters
 under ``param`` and attributes under ``attr``; both load.
+
+A node of an operator that holds subgraphs (MXNet's fused ``_sg_*`` operators) lists
+them under ``subgraphs``, each a graph in this format; such an operator declares a
+``subgraphs`` parameter, which holds that list as JSON text.
 """
 
 from __future__ import annotations
@@ -20,10 +24,12 @@ from ..operator import get_op
 from ._infer import parse_shape_attr
 from ._node import Node, is_hidden_attr, topo_order
 
-__all__ = ["to_json", "load_json", "load", "FORMAT_VERSION", "SymbolFormatError"]
+__all__ = ["to_json", "load_json", "load", "FORMAT_VERSION", "SUBGRAPHS", "SymbolFormatError"]
 
 FORMAT_VERSION = 10901  # the MXNet release whose JSON this writes: 1.9.1
 _NEWEST_MAJOR = 1
+#: the node key, and the parameter of an operator that holds subgraphs, keeping them
+SUBGRAPHS = "subgraphs"
 
 
 class SymbolFormatError(DagnetError, ValueError):
@@ -41,6 +47,7 @@ def to_json(symbol: Any) -> str:
         row: dict[str, Any] = {"op": "null" if node.op is None else node.op.name,
                                "name": node.name}
         attrs = node.all_attrs()
+        subgraphs = attrs.pop(SUBGRAPHS, None) if _holds_subgraphs(node.op) else None
         if attrs:
             row["attrs"] = dict(sorted(attrs.items()))  # nnvm keeps them in a sorted map
         # an input's third number is nnvm's version of a variable: how many operators
@@ -53,6 +60,8 @@ def to_json(symbol: Any) -> str:
                 version = mutations[id(child)] = mutations.get(id(child), 0) + 1
             inputs.append([index[id(child)], output, version])
         row["inputs"] = inputs
+        if subgraphs is not None:
+            row[SUBGRAPHS] = json.loads(subgraphs)
         rows.append(_Block(row))
         row_ptr.append(row_ptr[-1] + node.num_outputs())
     graph = _Block({
@@ -63,6 +72,10 @@ def to_json(symbol: Any) -> str:
         "attrs": _graph_attrs(),
     })
     return _write(graph, 0)
+
+
+def _holds_subgraphs(op: Any) -> bool:
+    return op is not None and SUBGRAPHS in op.params.fields()
 
 
 def _graph_attrs() -> dict:
@@ -214,6 +227,13 @@ def _node(row: dict, position: int, nodes: list[Node], total: int) -> Node:
     params = {k: v for k, v in attrs.items()
               if (k in fields or open_keywords) and not is_hidden_attr(k)}
     extra = {k: v for k, v in attrs.items() if k not in params}
+    subgraphs = row.get(SUBGRAPHS)
+    if subgraphs is not None:
+        if not _holds_subgraphs(op) or not isinstance(subgraphs, list):
+            raise SymbolFormatError(
+                f"symbol JSON node {name!r} has 'subgraphs', but operator {op.name!r} holds "
+                f"none (or they are not a list of graphs)")
+        params[SUBGRAPHS] = json.dumps(subgraphs)
     try:
         parsed = op.parse_params(params)
     except DagnetError as error:

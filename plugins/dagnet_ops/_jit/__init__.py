@@ -1,6 +1,6 @@
 """Kernels compiled with numba where numpy's kernels walk memory too often or hold the
-interpreter lock too often: BatchNorm's passes (family ``"batch_norm"``) and the SGD and
-Adam updates (``"updates"``).
+interpreter lock too often: BatchNorm's passes (family ``"batch_norm"``), the SGD and
+Adam updates (``"updates"``) and box_nms's greedy suppression (``"nms"``).
 
 Used when numba is installed (a dependency of dagnet where numba ships wheels) and
 ``config cpu_jit`` is on (``DAGNET_CPU_JIT=0`` turns it off); otherwise
@@ -27,7 +27,7 @@ __all__ = ["FAMILIES", "kernels", "unavailable_reason"]
 log = logging.getLogger("dagnet_ops.jit")
 
 #: family -> the module of this package holding its kernels
-FAMILIES = {"batch_norm": "_batch_norm", "updates": "_updates"}
+FAMILIES = {"batch_norm": "_batch_norm", "updates": "_updates", "nms": "_nms"}
 
 # numba absent, or too old or new for this numpy: any error of the import
 _loaded = {family: LoadOnce(functools.partial(importlib.import_module, f"{__name__}.{module}"),

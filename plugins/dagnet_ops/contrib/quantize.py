@@ -1,20 +1,24 @@
 """Quantization (MXNet's ``quantization/quantize.cc``, ``quantize_v2.cc``,
 ``dequantize.cc``): float32 data to int8 or uint8 and back, with the float range the
-integers stand for.  These are the reference kernels' formulas (MXNet's MKL-DNN build
-rounds uint8 differently).
+integers stand for, computed as MXNet 1.9.1's CPU build computes them.
+
+``_contrib_quantize`` follows MXNet's reference kernel (its CPU build has no other):
 
 - ``uint8``: ``q = trunc((x - min) * 255 / (max - min) + 0.5)``; the range stays
-  ``(min, max)``; dequantized, ``x = q * (max - min) / 255 + min``.
+  ``(min, max)``.
 - ``int8`` keeps zero at zero: with ``r = max(|min|, |max|)``,
-  ``q = sign(x) * min(|x| * 127 / r + 0.5, 127)`` truncated; the range becomes
-  ``(-r, r)``; dequantized, ``x = q * r / 127``.
+  ``q = sign(x) * min(|x| * 127 / r + 0.5, 127)`` truncated; the range becomes ``(-r, r)``.
 
-``_contrib_quantize`` takes the range as two one-element arrays; ``_contrib_quantize_v2``
-takes it as ``min_calib_range``/``max_calib_range`` or else from the data's own minimum
-and maximum, and ``out_type='auto'`` picks uint8 for a calibrated range starting at or
-above zero, int8 otherwise; integer input passes through with the calibrated range (or
-0..255 / -127..127).  An empty range (all values equal) quantizes everything to 0.  None of
-them has a gradient.
+``_contrib_quantize_v2`` and ``_contrib_dequantize`` follow the MKL-DNN kernels MXNet's CPU
+build runs for them (and its quantized models are made with): zero stays at zero for both
+types, with ``r = max(|min|, |max|)`` standing for 127.5 (int8) or 255.5 (uint8) steps,
+``q = round(x * 127.5 / r)`` (or 255.5), to the nearest integer (halves to even) and
+saturated to the type; ``x = q * r / 127.5`` (or 255.5).  ``_contrib_quantize_v2`` takes
+the range as ``min_calib_range``/``max_calib_range`` or else from the data's own minimum and
+maximum, and returns ``(-r, r)`` for int8 and the range itself for uint8; ``out_type='auto'``
+picks uint8 for a calibrated range starting at or above zero, int8 otherwise; integer input
+passes through with the calibrated range (or 0..255 / -127..127).  An empty range (all
+values equal) quantizes everything to 0.  None of them has a gradient.
 """
 
 from __future__ import annotations
@@ -66,11 +70,27 @@ def quantize_values(xp, x, lo: float, hi: float, out_type: str):
     return xp.trunc(q).astype(np.int8), -real, real
 
 
+#: the steps a range stands for in MXNet's MKL-DNN kernels (``kInt8Range``, ``kUint8Range``)
+MKLDNN_LEVELS = {np.dtype(np.int8): 127.5, np.dtype(np.uint8): 255.5}
+_BOUNDS = {"int8": (-128, 127), "uint8": (0, 255)}
+
+
+def mkldnn_quantize_values(xp, x, lo: float, hi: float, out_type: str):
+    """(quantized values, range min, range max) as MXNet's MKL-DNN kernel quantizes."""
+    real = max(abs(lo), abs(hi))
+    levels = MKLDNN_LEVELS[_INT_TYPES[out_type]]
+    scale = np.float32(levels / real if real else 0.0)  # an empty range: all 0
+    q = xp.clip(xp.rint(x.astype(np.float32) * scale), *_BOUNDS[out_type])
+    if out_type == "uint8":
+        return q.astype(np.uint8), lo, hi
+    return q.astype(np.int8), -real, real
+
+
 def dequantize_values(q, lo: float, hi: float):
-    """Float32 values of ``q`` (int8 or uint8) standing for the range ``(lo, hi)``."""
-    if q.dtype == np.uint8:
-        return q.astype(np.float32) * np.float32((hi - lo) / 255.0) + np.float32(lo)
-    return q.astype(np.float32) * np.float32(max(abs(lo), abs(hi)) / 127.0)
+    """Float32 values of ``q`` (int8 or uint8) standing for the range ``(lo, hi)``, as
+    MXNet's MKL-DNN kernel dequantizes."""
+    step = np.float32(max(abs(lo), abs(hi)) / MKLDNN_LEVELS[np.dtype(q.dtype)])
+    return q.astype(np.float32) * step
 
 
 def _scalar(a) -> float:
@@ -149,7 +169,7 @@ def _quantize_v2(attrs, ctx, inputs, req, outputs):
             lo, hi = attrs.min_calib_range, attrs.max_calib_range
         else:
             lo, hi = float(x.min()), float(x.max())
-        q, lo, hi = quantize_values(ctx.xp, x, lo, hi, _v2_out_type(attrs))
+        q, lo, hi = mkldnn_quantize_values(ctx.xp, x, lo, hi, _v2_out_type(attrs))
         put(outputs[0], req[0], q)
     put(outputs[1], req[1], lo)
     put(outputs[2], req[2], hi)
@@ -203,8 +223,13 @@ def _v2_reference(raw, data):
     calibrated = attrs.min_calib_range is not None
     lo = attrs.min_calib_range if calibrated else float(data.min())
     hi = attrs.max_calib_range if calibrated else float(data.max())
-    q, a, b = quantize_values(np, data, lo, hi, _v2_out_type(attrs))
-    return [q, np.array([a], np.float32), np.array([b], np.float32)]
+    real = max(abs(lo), abs(hi))
+    data = data.astype(np.float32)  # MKL-DNN scales in float32
+    if _v2_out_type(attrs) == "uint8":
+        q = np.clip(np.rint(data * np.float32(255.5 / real)), 0, 255).astype(np.uint8)
+        return [q, np.array([lo], np.float32), np.array([hi], np.float32)]
+    q = np.clip(np.rint(data * np.float32(127.5 / real)), -128, 127).astype(np.int8)
+    return [q, np.array([-real], np.float32), np.array([real], np.float32)]
 
 
 def _dequantize_sample(draw):
@@ -216,13 +241,13 @@ def _dequantize_sample(draw):
 
 
 def _dequantize_reference(raw, q, lo, hi):
-    return dequantize_values(q, float(lo[0]), float(hi[0]))
+    real = max(abs(float(lo[0])), abs(float(hi[0])))
+    return q.astype(np.float64) * (real / (255.5 if q.dtype == np.uint8 else 127.5))
 
 
 OPS = [
     Op("_contrib_quantize", params=QuantizeParam, num_inputs=3, num_outputs=3,
        input_names=["data", "min_range", "max_range"],
-       output_names=["output", "min_output", "max_output"],
        infer_shape=_range_shapes("_contrib_quantize"), infer_type=_quantize_type,
        compute={XP: _quantize}, gradient=_NO_GRADIENT,
        domain=Domain(_quantize_sample, reference=_quantize_reference, dtypes=("float32",)),
@@ -230,7 +255,7 @@ OPS = [
                    "by the one-element arrays min_range and max_range; also returns the range "
                    "the integers stand for ((-r, r) for int8).  No gradient."),
     Op("_contrib_quantize_v2", params=QuantizeV2Param, num_inputs=1, num_outputs=3,
-       input_names=["data"], output_names=["output", "min_output", "max_output"],
+       input_names=["data"],
        infer_shape=_v2_shape, infer_type=_v2_type, compute={XP: _quantize_v2},
        gradient=_NO_GRADIENT,
        domain=Domain(_v2_sample, reference=_v2_reference, dtypes=("float32",)),

@@ -121,6 +121,13 @@ def _infer_type(attrs, ins, outs):
     return [dtype, ins[1] if ins[1] is not None else dtype], [dtype]
 
 
+def _window(table: np.ndarray) -> slice:
+    """The pixels a roi's weight table touches along one axis (its other weights are 0):
+    products over that window only cost what the roi covers, not the whole map."""
+    touched = np.flatnonzero(table.any(axis=0))
+    return slice(int(touched[0]), int(touched[-1]) + 1) if touched.size else slice(0, 0)
+
+
 def _forward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
     data, rois = inputs
@@ -134,12 +141,14 @@ def _forward(attrs, ctx, inputs, req, outputs):
             continue
         if batch >= n:
             raise kernel_error(_NAME, f"roi {r} names batch {batch}, but data has {n}")
-        rows, cols = xp.asarray(rows, dtype=data.dtype), xp.asarray(cols, dtype=data.dtype)
+        ys, xs = _window(rows), _window(cols)
+        rows = xp.asarray(rows[:, ys], dtype=data.dtype)
+        cols = xp.asarray(cols[:, xs], dtype=data.dtype)
         if attrs.position_sensitive:
-            planes = data[batch].reshape(-1, ph_n, pw_n, h, w)
+            planes = data[batch].reshape(-1, ph_n, pw_n, h, w)[..., ys, xs]
             out[r] = xp.einsum("cpqhw,ph,qw->cpq", planes, rows, cols)
         else:
-            out[r] = xp.matmul(xp.matmul(rows, data[batch]), cols.T)
+            out[r] = xp.matmul(xp.matmul(rows, data[batch][:, ys, xs]), cols.T)
     put(outputs[0], req[0], out)
 
 
@@ -154,12 +163,14 @@ def _backward(attrs, ctx, inputs, req, outputs):
         batch, rows, cols = _roi_tables(attrs, roi, h, w)
         if batch < 0:
             continue
-        rows, cols = xp.asarray(rows, dtype=g.dtype), xp.asarray(cols, dtype=g.dtype)
+        ys, xs = _window(rows), _window(cols)
+        rows = xp.asarray(rows[:, ys], dtype=g.dtype)
+        cols = xp.asarray(cols[:, xs], dtype=g.dtype)
         if attrs.position_sensitive:
             planes = grad[batch].reshape(-1, ph_n, pw_n, h, w)
-            planes += xp.einsum("cpq,ph,qw->cpqhw", g[r], rows, cols)
+            planes[..., ys, xs] += xp.einsum("cpq,ph,qw->cpqhw", g[r], rows, cols)
         else:
-            grad[batch] += xp.matmul(xp.matmul(rows.T, g[r]), cols)
+            grad[batch][:, ys, xs] += xp.matmul(xp.matmul(rows.T, g[r]), cols)
     put(outputs[0], req[0], grad)
     put(outputs[1], req[1], xp.zeros(rois.shape, dtype=rois.dtype))
 

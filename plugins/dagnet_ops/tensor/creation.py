@@ -22,6 +22,7 @@ from dagnet.operator import (
     DType,
     Field,
     NoGradient,
+    NoParams,
     Op,
     Params,
     Shape,
@@ -146,8 +147,19 @@ def _sample_arange(draw):
     return Case([], params)
 
 
+class LikeParam(NoParams):
+    """zeros_like and ones_like take no parameters and, as MXNet's (registered without a
+    parameter parser), ignore keyword arguments: ``zeros_like(x, dtype='int64')`` (which
+    GluonCV's CenterNet decoder writes) has the input's dtype, as in MXNet."""
+
+    @classmethod
+    def parse(cls, op_name, kwargs):
+        return cls()
+
+
 def _like(name: str, value: float, desc: str) -> Op:
-    return Op(name, input_names=["data"], infer_shape=same_shape(name, ["data"]),
+    return Op(name, params=LikeParam, input_names=["data"],
+              infer_shape=same_shape(name, ["data"]),
               compute={XP: lambda attrs, ctx, ins, req, outs: put(outs[0], req[0], value)},
               gradient=ZeroGradient(), description=desc,
               domain=Domain(lambda draw: Case([S.floats(draw, S.shape(draw))]),
