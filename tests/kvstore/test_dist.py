@@ -76,7 +76,9 @@ def test_dist_async_converges(tmp_path):
 
 def test_a_dead_worker_is_a_clear_error_on_the_others(tmp_path):
     started = time.monotonic()
-    result = launch("-n", "2", "--timeout", "2", sys.executable, str(JOB), str(tmp_path),
+    # the default 5 s heartbeat limit: a shorter one mistakes a worker that a loaded
+    # machine (or a first-time kernel compile holding the GIL) delays for a dead one
+    result = launch("-n", "2", "--timeout", "5", sys.executable, str(JOB), str(tmp_path),
                     "dist_sync", str(STEPS), "5")
     assert result.returncode == 7  # the dead worker's status
     assert "worker 1 exited with status 7" in result.stderr
