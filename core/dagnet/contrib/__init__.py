@@ -3,15 +3,16 @@ mixed precision (:mod:`.amp`), and the contrib operators as ``contrib.nd`` /
 ``contrib.sym`` (the ``_contrib_*`` operators, also ``mx.nd.contrib`` and
 ``mx.sym.contrib``).
 
-MXNet 1.x's ``contrib.onnx``, ``contrib.tensorboard``, ``contrib.text``,
-``contrib.quantization`` and ``contrib.svrg_optimization`` are not provided.
+Also token vocabularies and embeddings (:mod:`.text`).  MXNet 1.x's ``contrib.onnx``,
+``contrib.tensorboard``, ``contrib.quantization`` and ``contrib.svrg_optimization`` are not
+provided.
 """
 
 from .. import ndarray as _ndarray
 from .. import symbol as _symbol
-from . import amp, autograd
+from . import amp, autograd, text
 
 ndarray = nd = _ndarray.contrib
 symbol = sym = _symbol.contrib
 
-__all__ = ["amp", "autograd", "nd", "ndarray", "sym", "symbol"]
+__all__ = ["amp", "autograd", "nd", "ndarray", "sym", "symbol", "text"]
