@@ -3,10 +3,15 @@ mixed precision (:mod:`.amp`), and the contrib operators as ``contrib.nd`` /
 ``contrib.sym`` (the ``_contrib_*`` operators, also ``mx.nd.contrib`` and
 ``mx.sym.contrib``).
 
-Also token vocabularies and embeddings (:mod:`.text`).  MXNet 1.x's ``contrib.onnx``,
-``contrib.tensorboard``, ``contrib.quantization`` and ``contrib.svrg_optimization`` are not
-provided.
+Also token vocabularies and embeddings (:mod:`.text`) and SVRG training
+(:mod:`.svrg_optimization`).  MXNet 1.x's ``contrib.onnx``, ``contrib.tensorboard`` and
+``contrib.quantization`` are not provided.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from .. import ndarray as _ndarray
 from .. import symbol as _symbol
@@ -15,4 +20,13 @@ from . import amp, autograd, text
 ndarray = nd = _ndarray.contrib
 symbol = sym = _symbol.contrib
 
-__all__ = ["amp", "autograd", "nd", "ndarray", "sym", "symbol", "text"]
+
+def __getattr__(name: str) -> Any:
+    # imported on first use, as MXNet leaves it to an explicit import: it registers
+    # optimizers of its own
+    if name == "svrg_optimization":
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+__all__ = ["amp", "autograd", "nd", "ndarray", "svrg_optimization", "sym", "symbol",
+           "text"]
