@@ -261,3 +261,32 @@ def test_control_flow_node_parameters_are_checked():
                                  **params)
     with pytest.raises(mx.ParamError, match="JSON list"):
         mx.nd._internal._foreach(x, h, subgraphs=json.dumps(graph), num_args=3, **params)
+
+
+def test_while_loop_outputs_keep_the_structure_func_returns():
+    i = mx.sym.var("i")
+    single, last = mx.sym.contrib.while_loop(lambda i: i < 3, lambda i: (i * 2, i + 1), i,
+                                             max_iterations=4)
+    assert isinstance(single, mx.sym.Symbol) and isinstance(last, mx.sym.Symbol)
+    listed, _ = mx.sym.contrib.while_loop(lambda i: i < 3, lambda i: ([i * 2], [i + 1]), [i],
+                                          max_iterations=4)
+    assert isinstance(listed, list) and len(listed) == 1
+    nothing, final = mx.sym.contrib.while_loop(lambda i: i < 3, lambda i: (None, (i + 1,)),
+                                               [i], max_iterations=4)
+    assert nothing == [] and isinstance(final, list)
+
+    class Loop(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, i, s):
+            return F.contrib.while_loop(lambda i, s: i <= 3, lambda i, s: (i, (i + 1, s + i)),
+                                        (i, s), max_iterations=5)
+
+    results = []
+    for hybridize in (False, True):
+        net = Loop()
+        if hybridize:
+            net.hybridize()
+        outs, (i_end, s_end) = net(mx.nd.array([1]), mx.nd.array([0]))
+        assert isinstance(outs, mx.nd.NDArray), hybridize
+        results.append((outs.asnumpy()[:3].ravel().tolist(), i_end.asscalar(),
+                        s_end.asscalar()))
+    assert results[0] == results[1] == ([1.0, 2.0, 3.0], 4.0, 6.0)

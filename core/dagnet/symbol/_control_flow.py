@@ -284,7 +284,9 @@ def while_loop(cond: Callable[..., Symbol], func: Callable[..., tuple[Any, Any]]
 
     def run_func(graph_vars: Any) -> list[Symbol]:
         step_output, new_vars = func(*_as_list(graph_vars))
-        outs, shapes["out"] = flatten(_as_list(step_output), "while_loop: the step's outputs")
+        # the outputs keep the structure func gave them: one symbol stays one symbol
+        step_output = [] if step_output is None else step_output
+        outs, shapes["out"] = flatten(step_output, "while_loop: the step's outputs")
         new_flat, _ = flatten(_as_list(new_vars), "while_loop: the new loop_vars")
         if len(new_flat) != len(flat_vars):
             raise ControlFlowError(f"while_loop: func returned {len(new_flat)} loop_vars for "
