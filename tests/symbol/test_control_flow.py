@@ -290,3 +290,43 @@ def test_while_loop_outputs_keep_the_structure_func_returns():
         results.append((outs.asnumpy()[:3].ravel().tolist(), i_end.asscalar(),
                         s_end.asscalar()))
     assert results[0] == results[1] == ([1.0, 2.0, 3.0], 4.0, 6.0)
+
+
+def test_subgraphs_are_named_and_counted_as_mxnet(monkeypatch):
+    from collections import defaultdict
+
+    from dagnet.attribute import AttrScope
+
+    monkeypatch.setattr(AttrScope, "_subgraph_names", defaultdict(int))
+    x = mx.sym.var("x")
+
+    def marks(symbol):
+        nodes = json.loads(symbol.tojson())["nodes"]
+        return {n["op"]: json.loads(n["attrs"]["subgraphs"]) for n in nodes
+                if n["op"] in ("_cond", "_while_loop", "_foreach")}
+
+    def subgraph_names(graphs):
+        return [{n.get("attrs", {}).get("__subgraph_name__") for n in g["nodes"]} - {None}
+                for g in graphs]
+
+    for _ in range(2):
+        picked = mx.sym.contrib.cond(x > 0.5, lambda: x * 2, lambda: x * 3, name="my_cond")
+    assert dict(AttrScope._subgraph_names) == {"my_cond_pred": 2, "my_cond_then": 2,
+                                               "my_cond_else": 2}
+    assert subgraph_names(marks(picked)["_cond"]) == [{"my_cond_pred1"}, {"my_cond_then1"},
+                                                      {"my_cond_else1"}]
+
+    # a loop traced inside another subgraph is prefixed with that subgraph's name and "$"
+    def step(data, states):
+        out, _ = mx.sym.contrib.while_loop(lambda i: i < 2, lambda i: (i * 2, i + 1), data,
+                                           max_iterations=2)
+        return out, states
+
+    outs, _ = mx.sym.contrib.foreach(step, x, [mx.sym.var("h")])
+    assert AttrScope._subgraph_names["foreach"] == 1
+    assert AttrScope._subgraph_names["foreach0$while_loop_cond"] == 1
+    assert AttrScope._subgraph_names["foreach0$while_loop_func"] == 1
+    body = marks(outs)["_foreach"][0]
+    inner = [n for n in body["nodes"] if n["op"] == "_while_loop"][0]
+    assert subgraph_names(json.loads(inner["attrs"]["subgraphs"])) == [
+        {"foreach0$while_loop_cond0"}, {"foreach0$while_loop_func0"}]

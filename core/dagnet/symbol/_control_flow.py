@@ -12,7 +12,6 @@ symbol files keep them), and ``num_args`` counts them with the node's inputs, as
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -68,15 +67,21 @@ def _regroup(flat: list[Any], fmt: Any) -> tuple[Any, list[Any]]:
 
 
 # -- tracing a function into a subgraph -------------------------------------------------------
-_counter = itertools.count()
-_counter_lock = threading.Lock()
+_names_lock = threading.Lock()
 
 
-def _unique_name(kind: str) -> str:
-    with _counter_lock:
-        number = next(_counter)
+def _unique_name(name: str) -> str:
+    """``name`` numbered as MXNet numbers subgraphs: prefixed with the enclosing subgraph's
+    name and ``$`` when traced inside one, then suffixed with how many subgraphs of that
+    name came before (``AttrScope._subgraph_names`` counts them)."""
     outer = _attribute.current().get(None).get(_MARK)
-    return f"{outer}${kind}{number}" if outer else f"{kind}{number}"
+    if outer:
+        name = f"{outer}${name}"
+    with _names_lock:
+        counts = _attribute.AttrScope._subgraph_names
+        number = counts[name]
+        counts[name] = number + 1
+    return f"{name}{number}"
 
 
 class Traced:
@@ -263,15 +268,17 @@ def while_loop(cond: Callable[..., Symbol], func: Callable[..., tuple[Any, Any]]
     flat_vars, var_fmt = flatten(loop_vars, "while_loop: loop_vars")
     if not flat_vars:
         raise ControlFlowError("while_loop: loop_vars should contain at least one element")
-    loop_name = _unique_name(name)
-    var_names = [f"{loop_name}_var{i}" for i in range(len(flat_vars))]
+    feeds: dict[str, Entry] = {}
 
-    def traced(kind: str, function: Callable[[list[Symbol]], list[Symbol]]) -> Traced:
-        graph_name = f"{loop_name}_{kind}"
+    def traced(kind: str, function: Callable[[list[Symbol]], list[Symbol]]
+               ) -> tuple[Traced, list[str]]:
+        graph_name = _unique_name(f"{name}_{kind}")
+        var_names = [f"{graph_name}_var{i}" for i in range(len(flat_vars))]
+        feeds.update((n, _one(v)) for n, v in zip(var_names, flat_vars))
         with _attribute.AttrScope(**{_MARK: graph_name}):
             placeholders_ = [var(n) for n in var_names]
             outputs = function(regroup(placeholders_, var_fmt))
-        return cut(graph_name, outputs)
+        return cut(graph_name, outputs), var_names
 
     def run_cond(graph_vars: Any) -> list[Symbol]:
         result = cond(*_as_list(graph_vars))
@@ -295,9 +302,8 @@ def while_loop(cond: Callable[..., Symbol], func: Callable[..., tuple[Any, Any]]
         shapes["n_out"] = len(outs)
         return outs + new_flat
 
-    cond_graph = traced("cond", run_cond)
-    func_graph = traced("func", run_func)
-    feeds = {n: _one(v) for n, v in zip(var_names, flat_vars)}
+    cond_graph, _ = traced("cond", run_cond)
+    func_graph, var_names = traced("func", run_func)
     inputs, (cond_locs, func_locs) = _union([cond_graph, func_graph], feeds)
     unused = [i + 1 for i, n in enumerate(var_names) if n not in func_graph.names]
     if unused:
@@ -324,11 +330,10 @@ def cond(pred: Symbol, then_func: Callable[[], Any], else_func: Callable[[], Any
     with the same shapes.  One ``_cond`` node runs the branch the value picks."""
     from ._frontend import function as _function
 
-    cond_name = _unique_name(name)
     formats: list[Any] = []
 
     def traced(kind: str, function: Callable[[], Any]) -> Traced:
-        graph_name = f"{cond_name}_{kind}"
+        graph_name = _unique_name(f"{name}_{kind}")
         with _attribute.AttrScope(**{_MARK: graph_name}):
             outputs, fmt = flatten(function(), f"cond: the {kind} outputs")
         formats.append(fmt)
