@@ -330,3 +330,20 @@ def test_subgraphs_are_named_and_counted_as_mxnet(monkeypatch):
     inner = [n for n in body["nodes"] if n["op"] == "_while_loop"][0]
     assert subgraph_names(json.loads(inner["attrs"]["subgraphs"])) == [
         {"foreach0$while_loop_cond0"}, {"foreach0$while_loop_func0"}]
+
+
+def test_foreach_checks_mxnet_makes_with_assert_raise_assertion_errors():
+    # MXNet's code catches AssertionError around foreach; these stay ValueErrors too
+    x, s = mx.sym.var("x"), mx.sym.var("s")
+    with pytest.raises(AssertionError, match="states \\[0\\].*never used"):
+        mx.sym.contrib.foreach(lambda d, st: (d, [d * 2]), x, [s])
+    with pytest.raises(AssertionError, match="data \\[0\\].*never used"):
+        mx.sym.contrib.foreach(lambda d, st: (st[0], st), x, [s])
+    with pytest.raises(AssertionError, match="states shaped"):
+        mx.sym.contrib.foreach(lambda d, st: (d, [st[0], st[0]]), x, [s])
+    with pytest.raises(AssertionError, match="must be a Symbol.*got int"):
+        mx.sym.contrib.foreach(lambda d, st: (d, st), 3, [s])
+    with pytest.raises(AssertionError, match="must be an NDArray.*got str"):
+        mx.nd.contrib.foreach(lambda d, st: (d, st), mx.nd.ones((2, 2)), "s")
+    with pytest.raises(ValueError):
+        mx.sym.contrib.foreach(lambda d, st: (d, [d * 2]), x, [s])

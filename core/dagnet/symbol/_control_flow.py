@@ -22,7 +22,8 @@ from .._errors import DagnetError
 from ._node import Entry, Node
 from ._symbol import Symbol, var
 
-__all__ = ["ControlFlowError", "cond", "flatten", "foreach", "regroup", "while_loop"]
+__all__ = ["ControlFlowAssertionError", "ControlFlowError", "cond", "flatten", "foreach",
+           "regroup", "while_loop"]
 
 _MARK = "__subgraph_name__"
 
@@ -32,6 +33,12 @@ class ControlFlowError(DagnetError, ValueError):
     wrong structure, non-symbol data, an input the body never uses."""
 
 
+class ControlFlowAssertionError(ControlFlowError, AssertionError):
+    """The checks MXNet makes with ``assert`` (so code written for it catches
+    ``AssertionError``): data or states that are not (nested lists of) symbols, a foreach
+    body that leaves a data or state input unused or returns states nested otherwise."""
+
+
 # -- nested lists of symbols ----------------------------------------------------------------
 def flatten(items: Any, what: str) -> tuple[list[Symbol], Any]:
     """The symbols in ``items`` (a Symbol or nested lists of them) in order, and the format
@@ -39,8 +46,8 @@ def flatten(items: Any, what: str) -> tuple[list[Symbol], Any]:
     if isinstance(items, Symbol):
         return [items], 0
     if not isinstance(items, (list, tuple)):
-        raise ControlFlowError(f"{what} must be a Symbol or (nested) lists of Symbols, got "
-                               f"{type(items).__name__}")
+        raise ControlFlowAssertionError(f"{what} must be a Symbol or (nested) lists of "
+                                        f"Symbols, got {type(items).__name__}")
     flat: list[Symbol] = []
     formats = []
     for item in items:
@@ -100,8 +107,8 @@ class Traced:
         (``what`` names them in the error)."""
         unused = [i for i, name in enumerate(placeholders) if name not in self.names]
         if unused:
-            raise ControlFlowError(f"{what} {unused} (counted flat) are never used by the "
-                                   f"function; every one given must be used")
+            raise ControlFlowAssertionError(f"{what} {unused} (counted flat) are never used by "
+                                            f"the function; every one given must be used")
         return [self.names.index(name) for name in placeholders]
 
     def remaining(self, placeholders: set[str]) -> tuple[list[int], list[Symbol]]:
@@ -205,9 +212,9 @@ def foreach(body: Callable[[Any, Any], tuple[Any, Any]], data: Any, init_states:
     outs, out_fmt = flatten(result[0], "foreach: the body's outputs")
     new_states, new_state_fmt = flatten(result[1], "foreach: the body's states")
     if new_state_fmt != state_fmt:
-        raise ControlFlowError(f"foreach: the body returned states shaped {new_state_fmt}, "
-                               f"but init_states are shaped {state_fmt}; return as many "
-                               f"states, nested the same way")
+        raise ControlFlowAssertionError(
+            f"foreach: the body returned states shaped {new_state_fmt}, but init_states are "
+            f"shaped {state_fmt}; return as many states, nested the same way")
     traced = cut(subgraph_name, outs + new_states)
     in_data_locs = traced.locations(data_names, "foreach: data")
     in_state_locs = traced.locations(state_names, "foreach: states")
