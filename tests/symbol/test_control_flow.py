@@ -347,3 +347,24 @@ def test_foreach_checks_mxnet_makes_with_assert_raise_assertion_errors():
         mx.nd.contrib.foreach(lambda d, st: (d, st), mx.nd.ones((2, 2)), "s")
     with pytest.raises(ValueError):
         mx.sym.contrib.foreach(lambda d, st: (d, [d * 2]), x, [s])
+
+
+def test_foreach_over_1d_data_gives_steps_of_shape_1_as_mxnet():
+    # MXNet outside its numpy mode has no 0-d arrays: a step of 1-D data has shape (1,)
+    def step(data, states):
+        return [data[0] * states[0]], [states[0] * 2]
+
+    outs, states = mx.sym.contrib.foreach(step, [mx.sym.var("x")], [mx.sym.var("h")])
+    group = mx.sym.Group(outs + states)
+    _, out_shapes, _ = group.infer_shape(x=(3,), h=(1,))
+    assert out_shapes == [(3, 1), (1,)]
+    got, grads = _bind_and_run(group, {"x": np.arange(3.0), "h": [2.0]},
+                               [np.ones((3, 1)), np.ones(1)])
+    np.testing.assert_array_equal(got[0], [[0], [4], [16]])
+    np.testing.assert_array_equal(got[1], [16])
+    np.testing.assert_array_equal(grads["x"], [2, 4, 8])
+    np.testing.assert_array_equal(grads["h"], [0 * 1 + 1 * 2 + 2 * 4 + 8])
+    one_step, _ = mx.sym.contrib.foreach(step, [mx.sym.var("x")], [mx.sym.var("h")])
+    assert mx.sym.Group(one_step).infer_shape(x=(1,), h=(1,))[1] == [(1, 1)]
+    imperative, _ = mx.nd.contrib.foreach(step, [mx.nd.arange(3)], [mx.nd.array([2.0])])
+    np.testing.assert_array_equal(imperative[0].asnumpy(), got[0])
