@@ -12,6 +12,7 @@ a plain key on an operator is taken for one of its parameters.
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 from typing import Any
 
 from ._errors import DagnetError
@@ -60,6 +61,12 @@ class AttrScope(metaclass=_CurrentOnClass):
     """``with AttrScope(ctx_group='dev1'):`` attaches ``ctx_group='dev1'`` (stored as
     ``__ctx_group__``) to every symbol created inside the block; a nested scope adds
     to the outer one, its own values winning."""
+
+    #: How many control-flow subgraphs (``foreach``, ``while_loop``'s ``cond``/``func``,
+    #: ``cond``'s ``pred``/``then``/``else``) have been traced under each name, as MXNet
+    #: counts them: the n-th subgraph named ``x`` is called ``x<n>``.  Assign a new
+    #: ``defaultdict(int)`` to start counting afresh.
+    _subgraph_names: defaultdict[str, int] = defaultdict(int)
 
     def __init__(self, **attrs: str):
         check_values(attrs, "AttrScope")

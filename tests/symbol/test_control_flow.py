@@ -293,3 +293,110 @@ def test_control_flow_symbols_round_trip_through_symbol_json(op):
     after = [o.asnumpy() for o in loaded.bind(mx.cpu(), args).forward()]
     for a, b in zip(before, after):
         np.testing.assert_array_equal(a, b)
+
+
+def test_while_loop_outputs_keep_the_structure_func_returns():
+    i = mx.sym.var("i")
+    single, last = mx.sym.contrib.while_loop(lambda i: i < 3, lambda i: (i * 2, i + 1), i,
+                                             max_iterations=4)
+    assert isinstance(single, mx.sym.Symbol) and isinstance(last, mx.sym.Symbol)
+    listed, _ = mx.sym.contrib.while_loop(lambda i: i < 3, lambda i: ([i * 2], [i + 1]), [i],
+                                          max_iterations=4)
+    assert isinstance(listed, list) and len(listed) == 1
+    nothing, final = mx.sym.contrib.while_loop(lambda i: i < 3, lambda i: (None, (i + 1,)),
+                                               [i], max_iterations=4)
+    assert nothing == [] and isinstance(final, list)
+
+    class Loop(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, i, s):
+            return F.contrib.while_loop(lambda i, s: i <= 3, lambda i, s: (i, (i + 1, s + i)),
+                                        (i, s), max_iterations=5)
+
+    results = []
+    for hybridize in (False, True):
+        net = Loop()
+        if hybridize:
+            net.hybridize()
+        outs, (i_end, s_end) = net(mx.nd.array([1]), mx.nd.array([0]))
+        assert isinstance(outs, mx.nd.NDArray), hybridize
+        results.append((outs.asnumpy()[:3].ravel().tolist(), i_end.asscalar(),
+                        s_end.asscalar()))
+    assert results[0] == results[1] == ([1.0, 2.0, 3.0], 4.0, 6.0)
+
+
+def test_subgraphs_are_named_and_counted_as_mxnet(monkeypatch):
+    from collections import defaultdict
+
+    from dagnet.attribute import AttrScope
+
+    monkeypatch.setattr(AttrScope, "_subgraph_names", defaultdict(int))
+    x = mx.sym.var("x")
+
+    def marks(symbol):
+        nodes = json.loads(symbol.tojson())["nodes"]
+        return {n["op"]: json.loads(n["attrs"]["subgraphs"]) for n in nodes
+                if n["op"] in ("_cond", "_while_loop", "_foreach")}
+
+    def subgraph_names(graphs):
+        return [{n.get("attrs", {}).get("__subgraph_name__") for n in g["nodes"]} - {None}
+                for g in graphs]
+
+    for _ in range(2):
+        picked = mx.sym.contrib.cond(x > 0.5, lambda: x * 2, lambda: x * 3, name="my_cond")
+    assert dict(AttrScope._subgraph_names) == {"my_cond_pred": 2, "my_cond_then": 2,
+                                               "my_cond_else": 2}
+    assert subgraph_names(marks(picked)["_cond"]) == [{"my_cond_pred1"}, {"my_cond_then1"},
+                                                      {"my_cond_else1"}]
+
+    # a loop traced inside another subgraph is prefixed with that subgraph's name and "$"
+    def step(data, states):
+        out, _ = mx.sym.contrib.while_loop(lambda i: i < 2, lambda i: (i * 2, i + 1), data,
+                                           max_iterations=2)
+        return out, states
+
+    outs, _ = mx.sym.contrib.foreach(step, x, [mx.sym.var("h")])
+    assert AttrScope._subgraph_names["foreach"] == 1
+    assert AttrScope._subgraph_names["foreach0$while_loop_cond"] == 1
+    assert AttrScope._subgraph_names["foreach0$while_loop_func"] == 1
+    body = marks(outs)["_foreach"][0]
+    inner = [n for n in body["nodes"] if n["op"] == "_while_loop"][0]
+    assert subgraph_names(json.loads(inner["attrs"]["subgraphs"])) == [
+        {"foreach0$while_loop_cond0"}, {"foreach0$while_loop_func0"}]
+
+
+def test_foreach_checks_mxnet_makes_with_assert_raise_assertion_errors():
+    # MXNet's code catches AssertionError around foreach; these stay ValueErrors too
+    x, s = mx.sym.var("x"), mx.sym.var("s")
+    with pytest.raises(AssertionError, match="states \\[0\\].*never used"):
+        mx.sym.contrib.foreach(lambda d, st: (d, [d * 2]), x, [s])
+    with pytest.raises(AssertionError, match="data \\[0\\].*never used"):
+        mx.sym.contrib.foreach(lambda d, st: (st[0], st), x, [s])
+    with pytest.raises(AssertionError, match="states shaped"):
+        mx.sym.contrib.foreach(lambda d, st: (d, [st[0], st[0]]), x, [s])
+    with pytest.raises(AssertionError, match="must be a Symbol.*got int"):
+        mx.sym.contrib.foreach(lambda d, st: (d, st), 3, [s])
+    with pytest.raises(AssertionError, match="must be an NDArray.*got str"):
+        mx.nd.contrib.foreach(lambda d, st: (d, st), mx.nd.ones((2, 2)), "s")
+    with pytest.raises(ValueError):
+        mx.sym.contrib.foreach(lambda d, st: (d, [d * 2]), x, [s])
+
+
+def test_foreach_over_1d_data_gives_steps_of_shape_1_as_mxnet():
+    # MXNet outside its numpy mode has no 0-d arrays: a step of 1-D data has shape (1,)
+    def step(data, states):
+        return [data[0] * states[0]], [states[0] * 2]
+
+    outs, states = mx.sym.contrib.foreach(step, [mx.sym.var("x")], [mx.sym.var("h")])
+    group = mx.sym.Group(outs + states)
+    _, out_shapes, _ = group.infer_shape(x=(3,), h=(1,))
+    assert out_shapes == [(3, 1), (1,)]
+    got, grads = _bind_and_run(group, {"x": np.arange(3.0), "h": [2.0]},
+                               [np.ones((3, 1)), np.ones(1)])
+    np.testing.assert_array_equal(got[0], [[0], [4], [16]])
+    np.testing.assert_array_equal(got[1], [16])
+    np.testing.assert_array_equal(grads["x"], [2, 4, 8])
+    np.testing.assert_array_equal(grads["h"], [0 * 1 + 1 * 2 + 2 * 4 + 8])
+    one_step, _ = mx.sym.contrib.foreach(step, [mx.sym.var("x")], [mx.sym.var("h")])
+    assert mx.sym.Group(one_step).infer_shape(x=(1,), h=(1,))[1] == [(1, 1)]
+    imperative, _ = mx.nd.contrib.foreach(step, [mx.nd.arange(3)], [mx.nd.array([2.0])])
+    np.testing.assert_array_equal(imperative[0].asnumpy(), got[0])

@@ -28,7 +28,7 @@ from ..operator import shape_is_known
 from ..runtime import device_of
 from ._cross_device import bridge_devices
 from ._cse import eliminate_common_expr, remap_entries
-from ._executor import Executor, UnknownArgumentError
+from ._executor import Executor
 from ._graph import GRAD_REQS, build_graph
 from ._graph_passes import run_graph_passes
 from ._placement import check_group2ctx, input_contexts, place_nodes
@@ -275,12 +275,12 @@ def _grad_reqs(symbol: Any, grad_req: Any) -> list[str]:
 
 def _arrays(value: Any, names: list[str], what: str, kind: str, required: bool) -> list:
     """``value`` (a list in order, or a dict by name) as one entry per name."""
+    extra: list[str] = []
     if isinstance(value, Mapping):
-        # a None for a name the symbol lacks is no array (an input left out: bias=None)
+        # as MXNet, names the symbol lacks are ignored: one dict may serve several graphs
+        # (a loop body that leaves a closed-over variable unused, a bias left out); they are
+        # named below if a required array is missing, as a likely misspelling
         extra = [k for k, v in value.items() if k not in names and v is not None]
-        if extra:
-            raise UnknownArgumentError(f"bind: {what} names {', '.join(map(repr, extra))}, not "
-                                       f"among the {kind} ({', '.join(names) or 'none'})")
         arrays = [value.get(n) for n in names]
     elif isinstance(value, (list, tuple)):
         if len(value) != len(names):
@@ -293,8 +293,10 @@ def _arrays(value: Any, names: list[str], what: str, kind: str, required: bool) 
                         f"{type(value).__name__}")
     missing = [n for n, a in zip(names, arrays) if a is None]
     if required and missing:
+        hint = (f"; it names {', '.join(map(repr, extra))}, which the symbol lacks: is one "
+                f"misspelt?" if extra else "")
         raise OperatorError(f"bind: {what} lacks {', '.join(map(repr, missing))}; the "
-                            f"{kind} are {', '.join(names)}")
+                            f"{kind} are {', '.join(names)}{hint}")
     for name, array in zip(names, arrays):
         if array is not None and not isinstance(array, NDArray):
             raise TypeError(f"bind: {what} {name!r} must be an NDArray, got "

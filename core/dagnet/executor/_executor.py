@@ -312,9 +312,13 @@ class Executor:
             given = [out_grads]
         else:
             given = list(out_grads)
-        if len(given) != len(names):
+        if len(given) < len(names):
             raise ValueError(f"backward: got {len(given)} head gradient(s) for "
-                             f"{len(names)} output(s) ({', '.join(names)})")
+                             f"{len(names)} output(s) ({', '.join(names)}); give one per "
+                             f"output")
+        # as MXNet, gradients past the last output are ignored (one list may serve graphs
+        # with and without some outputs)
+        given = given[:len(names)]
         for k, head in enumerate(self._heads):
             if head is None:
                 continue

@@ -12,7 +12,7 @@ from ._creation import zeros
 from ._frontend import function as _function
 from ._ndarray import NDArray
 
-__all__ = ["ControlFlowError", "cond", "foreach", "while_loop"]
+__all__ = ["ControlFlowAssertionError", "ControlFlowError", "cond", "foreach", "while_loop"]
 
 
 class ControlFlowError(DagnetError, ValueError):
@@ -20,13 +20,18 @@ class ControlFlowError(DagnetError, ValueError):
     wrong structure, non-array data, a loop without a bound."""
 
 
+class ControlFlowAssertionError(ControlFlowError, AssertionError):
+    """The checks MXNet makes with ``assert`` (so code written for it catches
+    ``AssertionError``): data, states or outputs that are not (nested lists of) NDArrays."""
+
+
 def _flatten(items: Any, what: str) -> tuple[list[NDArray], Any]:
     """The arrays in ``items`` (an NDArray or nested lists of them) and their nesting."""
     if isinstance(items, NDArray):
         return [items], 0
     if not isinstance(items, (list, tuple)):
-        raise ControlFlowError(f"{what} must be an NDArray or (nested) lists of NDArrays, "
-                               f"got {type(items).__name__}")
+        raise ControlFlowAssertionError(f"{what} must be an NDArray or (nested) lists of "
+                                        f"NDArrays, got {type(items).__name__}")
     flat: list[NDArray] = []
     formats = []
     for item in items:

@@ -12,7 +12,6 @@ symbol files keep them), and ``num_args`` counts them with the node's inputs, as
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -23,7 +22,8 @@ from .._errors import DagnetError
 from ._node import Entry, Node
 from ._symbol import Symbol, var
 
-__all__ = ["ControlFlowError", "cond", "flatten", "foreach", "regroup", "while_loop"]
+__all__ = ["ControlFlowAssertionError", "ControlFlowError", "cond", "flatten", "foreach",
+           "regroup", "while_loop"]
 
 _MARK = "__subgraph_name__"
 
@@ -33,6 +33,12 @@ class ControlFlowError(DagnetError, ValueError):
     wrong structure, non-symbol data, an input the body never uses."""
 
 
+class ControlFlowAssertionError(ControlFlowError, AssertionError):
+    """The checks MXNet makes with ``assert`` (so code written for it catches
+    ``AssertionError``): data or states that are not (nested lists of) symbols, a foreach
+    body that leaves a data or state input unused or returns states nested otherwise."""
+
+
 # -- nested lists of symbols ----------------------------------------------------------------
 def flatten(items: Any, what: str) -> tuple[list[Symbol], Any]:
     """The symbols in ``items`` (a Symbol or nested lists of them) in order, and the format
@@ -40,8 +46,8 @@ def flatten(items: Any, what: str) -> tuple[list[Symbol], Any]:
     if isinstance(items, Symbol):
         return [items], 0
     if not isinstance(items, (list, tuple)):
-        raise ControlFlowError(f"{what} must be a Symbol or (nested) lists of Symbols, got "
-                               f"{type(items).__name__}")
+        raise ControlFlowAssertionError(f"{what} must be a Symbol or (nested) lists of "
+                                        f"Symbols, got {type(items).__name__}")
     flat: list[Symbol] = []
     formats = []
     for item in items:
@@ -68,15 +74,21 @@ def _regroup(flat: list[Any], fmt: Any) -> tuple[Any, list[Any]]:
 
 
 # -- tracing a function into a subgraph -------------------------------------------------------
-_counter = itertools.count()
-_counter_lock = threading.Lock()
+_names_lock = threading.Lock()
 
 
-def _unique_name(kind: str) -> str:
-    with _counter_lock:
-        number = next(_counter)
+def _unique_name(name: str) -> str:
+    """``name`` numbered as MXNet numbers subgraphs: prefixed with the enclosing subgraph's
+    name and ``$`` when traced inside one, then suffixed with how many subgraphs of that
+    name came before (``AttrScope._subgraph_names`` counts them)."""
     outer = _attribute.current().get(None).get(_MARK)
-    return f"{outer}${kind}{number}" if outer else f"{kind}{number}"
+    if outer:
+        name = f"{outer}${name}"
+    with _names_lock:
+        counts = _attribute.AttrScope._subgraph_names
+        number = counts[name]
+        counts[name] = number + 1
+    return f"{name}{number}"
 
 
 class Traced:
@@ -95,8 +107,8 @@ class Traced:
         (``what`` names them in the error)."""
         unused = [i for i, name in enumerate(placeholders) if name not in self.names]
         if unused:
-            raise ControlFlowError(f"{what} {unused} (counted flat) are never used by the "
-                                   f"function; every one given must be used")
+            raise ControlFlowAssertionError(f"{what} {unused} (counted flat) are never used by "
+                                            f"the function; every one given must be used")
         return [self.names.index(name) for name in placeholders]
 
     def remaining(self, placeholders: set[str]) -> tuple[list[int], list[Symbol]]:
@@ -200,9 +212,9 @@ def foreach(body: Callable[[Any, Any], tuple[Any, Any]], data: Any, init_states:
     outs, out_fmt = flatten(result[0], "foreach: the body's outputs")
     new_states, new_state_fmt = flatten(result[1], "foreach: the body's states")
     if new_state_fmt != state_fmt:
-        raise ControlFlowError(f"foreach: the body returned states shaped {new_state_fmt}, "
-                               f"but init_states are shaped {state_fmt}; return as many "
-                               f"states, nested the same way")
+        raise ControlFlowAssertionError(
+            f"foreach: the body returned states shaped {new_state_fmt}, but init_states are "
+            f"shaped {state_fmt}; return as many states, nested the same way")
     traced = cut(subgraph_name, outs + new_states)
     in_data_locs = traced.locations(data_names, "foreach: data")
     in_state_locs = traced.locations(state_names, "foreach: states")
@@ -263,15 +275,17 @@ def while_loop(cond: Callable[..., Symbol], func: Callable[..., tuple[Any, Any]]
     flat_vars, var_fmt = flatten(loop_vars, "while_loop: loop_vars")
     if not flat_vars:
         raise ControlFlowError("while_loop: loop_vars should contain at least one element")
-    loop_name = _unique_name(name)
-    var_names = [f"{loop_name}_var{i}" for i in range(len(flat_vars))]
+    feeds: dict[str, Entry] = {}
 
-    def traced(kind: str, function: Callable[[list[Symbol]], list[Symbol]]) -> Traced:
-        graph_name = f"{loop_name}_{kind}"
+    def traced(kind: str, function: Callable[[list[Symbol]], list[Symbol]]
+               ) -> tuple[Traced, list[str]]:
+        graph_name = _unique_name(f"{name}_{kind}")
+        var_names = [f"{graph_name}_var{i}" for i in range(len(flat_vars))]
+        feeds.update((n, _one(v)) for n, v in zip(var_names, flat_vars))
         with _attribute.AttrScope(**{_MARK: graph_name}):
             placeholders_ = [var(n) for n in var_names]
             outputs = function(regroup(placeholders_, var_fmt))
-        return cut(graph_name, outputs)
+        return cut(graph_name, outputs), var_names
 
     def run_cond(graph_vars: Any) -> list[Symbol]:
         result = cond(*_as_list(graph_vars))
@@ -284,7 +298,9 @@ def while_loop(cond: Callable[..., Symbol], func: Callable[..., tuple[Any, Any]]
 
     def run_func(graph_vars: Any) -> list[Symbol]:
         step_output, new_vars = func(*_as_list(graph_vars))
-        outs, shapes["out"] = flatten(_as_list(step_output), "while_loop: the step's outputs")
+        # the outputs keep the structure func gave them: one symbol stays one symbol
+        step_output = [] if step_output is None else step_output
+        outs, shapes["out"] = flatten(step_output, "while_loop: the step's outputs")
         new_flat, _ = flatten(_as_list(new_vars), "while_loop: the new loop_vars")
         if len(new_flat) != len(flat_vars):
             raise ControlFlowError(f"while_loop: func returned {len(new_flat)} loop_vars for "
@@ -293,9 +309,8 @@ def while_loop(cond: Callable[..., Symbol], func: Callable[..., tuple[Any, Any]]
         shapes["n_out"] = len(outs)
         return outs + new_flat
 
-    cond_graph = traced("cond", run_cond)
-    func_graph = traced("func", run_func)
-    feeds = {n: _one(v) for n, v in zip(var_names, flat_vars)}
+    cond_graph, _ = traced("cond", run_cond)
+    func_graph, var_names = traced("func", run_func)
     inputs, (cond_locs, func_locs) = _union([cond_graph, func_graph], feeds)
     unused = [i + 1 for i, n in enumerate(var_names) if n not in func_graph.names]
     if unused:
@@ -322,11 +337,10 @@ def cond(pred: Symbol, then_func: Callable[[], Any], else_func: Callable[[], Any
     with the same shapes.  One ``_cond`` node runs the branch the value picks."""
     from ._frontend import function as _function
 
-    cond_name = _unique_name(name)
     formats: list[Any] = []
 
     def traced(kind: str, function: Callable[[], Any]) -> Traced:
-        graph_name = f"{cond_name}_{kind}"
+        graph_name = _unique_name(f"{name}_{kind}")
         with _attribute.AttrScope(**{_MARK: graph_name}):
             outputs, fmt = flatten(function(), f"cond: the {kind} outputs")
         formats.append(fmt)

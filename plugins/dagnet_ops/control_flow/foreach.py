@@ -81,15 +81,12 @@ class _Layout:
         aux = set(self.body.list_auxiliary_states())
         self.aux_inputs = [j for j, name in enumerate(self.body_input) if name in aux]
 
-    def graph(self, steps: int) -> tuple[Any, list[str]]:
-        """The loop unrolled for ``steps`` steps, and its argument name per node input."""
+    def graph(self, steps: int, one_d: tuple[bool, ...]) -> tuple[Any, list[str]]:
+        """The loop unrolled for ``steps`` steps, and its argument name per node input;
+        ``one_d`` says which data inputs are 1-D (their slices keep shape ``(1,)``)."""
         names = [f"in{j}" for j in range(len(self.body_input))]
         inputs = [sym.var(n) for n in names]
-        if steps == 1:
-            slices = [[sym.squeeze(x, axis=0)] for x in inputs[:self.n_data]]
-        else:
-            slices = [sym.split(x, num_outputs=steps, axis=0, squeeze_axis=True)
-                      for x in inputs[:self.n_data]]
+        slices = [_slices(x, steps, flat) for x, flat in zip(inputs[:self.n_data], one_d)]
         states = inputs[self.n_data:self.n_data + self.n_states]
         shared = {self.body_input[j]: inputs[j]
                   for j in range(self.n_data + self.n_states, len(inputs))}
@@ -105,6 +102,20 @@ class _Layout:
             states = [step[self.n_out + k] for k in range(self.n_states)]
         stacked = [sym.stack(*column, axis=0, num_args=steps) for column in outputs]
         return sym.Group(stacked + states), names
+
+
+def _slices(data: Any, steps: int, one_d: bool) -> list[Any]:
+    """The ``steps`` slices of ``data`` along axis 0: the axis dropped, except for 1-D data,
+    whose slices have shape ``(1,)`` (MXNet has no 0-d arrays outside its numpy mode)."""
+    if steps == 1:
+        return [sym.identity(data) if one_d else sym.squeeze(data, axis=0)]
+    pieces = sym.split(data, num_outputs=steps, axis=0, squeeze_axis=not one_d)
+    return [pieces[t] for t in range(steps)]
+
+
+def _slice_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of one step's slice of data of ``shape``, as :func:`_slices` makes it."""
+    return (1,) if len(shape) == 1 else tuple(shape[1:])
 
 
 @functools.lru_cache(maxsize=256)
@@ -125,9 +136,10 @@ def _infer_shape(attrs, ins, outs):
         if _known(shape) and shape[0] > 0:
             steps = shape[0]
     given: dict[str, Any] = {}
+    one_d = [_known(shape) and len(shape) == 1 for shape in ins[:n_data]]
     for j, shape in enumerate(ins):
         if j < n_data:
-            shape = tuple(shape[1:]) if _known(shape) else None
+            shape = _slice_shape(shape) if _known(shape) else None
         elif j < n_data + n_states and not _known(shape):
             shape = outs[n_out + j - n_data]
         if _known(shape):
@@ -141,7 +153,7 @@ def _infer_shape(attrs, ins, outs):
         if not _known(shape):
             continue
         if j < n_data:
-            shape = (steps,) + tuple(shape)
+            shape = (steps,) if one_d[j] else (steps,) + tuple(shape)
         new_ins[j] = merge_shape(ins[j], tuple(shape), f"operator '_foreach', input {j}")
     new_outs = list(outs)
     for i, shape in enumerate(body_outs):
@@ -179,7 +191,9 @@ def _infer_type(attrs, ins, outs):
 def _runner(attrs, ctx, inputs, with_grad):
     lay = _layout(attrs)
     steps = int(inputs[0].shape[0]) if lay.n_data else 0
-    return S.runner((attrs, steps), functools.partial(lay.graph, steps), S.device_of(ctx),
+    one_d = tuple(a.ndim == 1 for a in inputs[:lay.n_data])
+    return S.runner((attrs, steps), functools.partial(lay.graph, steps, one_d),
+                    S.device_of(ctx),
                     [a.shape for a in inputs], [a.dtype for a in inputs], with_grad)
 
 

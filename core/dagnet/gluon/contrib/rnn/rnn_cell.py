@@ -1,4 +1,5 @@
-"""The contributed recurrent cells of MXNet 1.x's ``gluon.contrib.rnn``."""
+"""The contributed recurrent cells of MXNet 1.x's ``gluon.contrib.rnn``, and
+:func:`dynamic_unroll`, which runs a cell as one ``foreach`` loop."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ...._recurrent_step import ElemwiseSpelling, lstm_step
 from ...rnn import BidirectionalCell, HybridRecurrentCell, ModifierCell, RecurrentCellError
 from ...rnn.rnn_cell import format_sequence, mask_sequence
 
-__all__ = ["VariationalDropoutCell", "LSTMPCell"]
+__all__ = ["VariationalDropoutCell", "LSTMPCell", "dynamic_unroll"]
 
 
 def _has_bidirectional(cell: Any) -> bool:
@@ -158,3 +159,53 @@ class LSTMPCell(HybridRecurrentCell):
         next_r = F.FullyConnected(data=hidden, num_hidden=self._projection_size,
                                   weight=h2r_weight, no_bias=True, name=f"{prefix}out")
         return next_r, [next_r, next_c]
+
+
+def dynamic_unroll(cell: Any, inputs: Any, begin_state: Any, drop_inputs: float = 0.0,
+                   drop_outputs: float = 0.0, layout: str = "TNC", valid_length: Any = None
+                   ) -> tuple[Any, Any]:
+    """Run ``cell`` over every step of ``inputs`` as one ``contrib.foreach`` loop, so a
+    hybridized block holds a single loop node whatever the sequence length (``unroll``
+    writes out one copy of the cell per step instead).
+
+    ``inputs`` is one NDArray or Symbol laid out as ``layout`` (``TNC`` or ``NTC``; time-major
+    is cheaper) or a list of per-step tensors; ``begin_state`` the cell's initial states.
+    ``drop_inputs`` / ``drop_outputs`` are dropout rates with one mask per sequence, shared by
+    every step (0 turns one off).  With ``valid_length`` (one length per sequence, shape
+    ``(batch,)``, each at most the sequence length) the outputs past each length are zero
+    and the states are those after each sequence's last valid step.
+
+    Returns ``(outputs, states)``: the outputs merged into one tensor laid out as ``layout``,
+    the states as the cell gives them."""
+    inputs, axis, F, _ = format_sequence(None, inputs, layout, True)
+    if axis != 0:  # foreach loops over axis 0
+        inputs = F.swapaxes(inputs, dim1=0, dim2=axis)
+    if drop_inputs:
+        inputs = F.Dropout(inputs, p=drop_inputs, axes=(0,))
+    states = begin_state
+    if valid_length is None:
+        def step(data: Any, states: Any) -> Any:
+            return cell(data, states)
+    else:
+        # the step number rides along as one more state; a sequence keeps its states once
+        # the step number reaches its length
+        states = list(states) if isinstance(states, (list, tuple)) else [states]
+        states.append(F.zeros((1,)))
+
+        def step(data: Any, states: Any) -> Any:
+            cell_states, number = states[:-1], states[-1]
+            output, new_states = cell(data, cell_states)
+            still = F.broadcast_greater(valid_length, number)
+            kept = [F.where(still, new, old) for new, old in zip(new_states, cell_states)]
+            return output, kept + [number + 1]
+
+    outputs, states = F.contrib.foreach(step, inputs, states)
+    if drop_outputs:
+        outputs = F.Dropout(outputs, p=drop_outputs, axes=(0,))
+    if axis != 0:
+        outputs = F.swapaxes(outputs, dim1=0, dim2=axis)
+    if valid_length is None:
+        return outputs, states
+    outputs = F.SequenceMask(outputs, sequence_length=valid_length, use_sequence_length=True,
+                             axis=axis)
+    return outputs, states[:-1]
