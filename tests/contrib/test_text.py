@@ -95,6 +95,20 @@ def test_custom_embedding_rejects_bad_files(tmp_path):
         text.embedding.CustomEmbedding(str(tmp_path / "missing.txt"))
 
 
+def test_corrupt_embedding_files_name_the_file_and_what_is_wrong(tmp_path):
+    words = _write(tmp_path / "w.txt", [["a", "1", "2"], ["b", "x", "2"]])
+    with pytest.raises(AssertionError, match=r"w\.txt, line 2: the vector of 'b' is not numbers"):
+        text.embedding.CustomEmbedding(words, "\t")
+    binary = tmp_path / "b.txt"
+    binary.write_bytes(b"a\t1\t2\n" + bytes(range(128, 256)) * 4)
+    with pytest.raises(UnicodeDecodeError, match=r"b\.txt: not utf8 text .*encoding="):
+        text.embedding.CustomEmbedding(str(binary), "\t")
+    latin = tmp_path / "l.txt"
+    latin.write_bytes("caf\xe9\t1\t2\n".encode("latin-1"))
+    embedding = text.embedding.CustomEmbedding(str(latin), "\t", encoding="latin-1")
+    assert embedding.idx_to_token[1] == "caf\xe9"
+
+
 def test_embedding_restricted_to_a_vocabulary_and_updates(tmp_path):
     path = _write(tmp_path / "e.txt", [["a", "1", "2"], ["b", "3", "4"]])
     vocab = text.vocab.Vocabulary(COUNTER, reserved_tokens=["<pad>"])

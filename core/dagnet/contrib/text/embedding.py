@@ -23,7 +23,7 @@ from ... import ndarray as nd
 from ...util import is_np_array
 from . import _pretrained_files as files
 from . import vocab
-from ._errors import TextAssertionError, TextKeyError, TextValueError
+from ._errors import TextAssertionError, TextDecodeError, TextKeyError, TextValueError
 
 __all__ = ["register", "create", "get_pretrained_file_names", "GloVe", "FastText",
            "CustomEmbedding", "CompositeEmbedding"]
@@ -66,6 +66,18 @@ def get_pretrained_file_names(embedding_name: str | None = None) -> Any:
                            f"{', '.join(sorted(known))}")
     return list(cls.pretrained_file_name_sha1)
 
+
+
+def _lines(path: str, encoding: str):
+    """``(line number, line)`` of a text file; a byte the encoding cannot decode is a
+    :class:`TextDecodeError` naming the file and the lines read before it."""
+    line_num = 0
+    with open(path, encoding=encoding) as fin:
+        try:
+            for line_num, line in enumerate(fin, start=1):
+                yield line_num, line
+        except UnicodeDecodeError as error:
+            raise TextDecodeError(path, line_num, error) from None
 
 class _TokenEmbedding(vocab.Vocabulary):
     """Base of the token embeddings (see the module's documentation).
@@ -140,34 +152,39 @@ class _TokenEmbedding(vocab.Vocabulary):
         vec_len = None
         rows: list[list[float]] = []
         loaded_unknown = None
-        with open(path, encoding=encoding) as fin:
-            for line_num, line in enumerate(fin, start=1):
-                elems = line.rstrip().split(elem_delim)
-                if len(elems) < 2:
-                    raise TextAssertionError(
-                        f"{path}, line {line_num}: expected a token and its vector "
-                        f"separated by {elem_delim!r}, got {line.rstrip()!r}")
+        for line_num, line in _lines(path, encoding):
+            elems = line.rstrip().split(elem_delim)
+            if len(elems) < 2:
+                raise TextAssertionError(
+                    f"{path}, line {line_num}: expected a token and its vector "
+                    f"separated by {elem_delim!r}, got {line.rstrip()!r}")
+            try:
                 token, values = elems[0], [float(v) for v in elems[1:]]
-                if token == self.unknown_token and loaded_unknown is None:
-                    loaded_unknown = values
-                elif token in self._token_to_idx:
-                    warnings.warn(f"{path}, line {line_num}: token {token!r} seen before; "
-                                  f"keeping its first vector", stacklevel=2)
-                elif len(values) == 1:
-                    warnings.warn(f"{path}, line {line_num}: {token!r} with a 1-dimensional "
-                                  f"vector {values} looks like a header; skipped",
-                                  stacklevel=2)
-                else:
-                    if vec_len is None:
-                        vec_len = len(values)
-                    elif len(values) != vec_len:
-                        raise TextAssertionError(
-                            f"{path}, line {line_num}: token {token!r} has a vector of "
-                            f"length {len(values)}, the tokens before it {vec_len}; every "
-                            f"vector must have the same length")
-                    rows.append(values)
-                    self._token_to_idx[token] = len(self._idx_to_token)
-                    self._idx_to_token.append(token)
+            except ValueError as error:
+                raise TextAssertionError(
+                    f"{path}, line {line_num}: the vector of {elems[0]!r} is not numbers "
+                    f"({error}); each line is a token, then its numbers separated by "
+                    f"{elem_delim!r}") from None
+            if token == self.unknown_token and loaded_unknown is None:
+                loaded_unknown = values
+            elif token in self._token_to_idx:
+                warnings.warn(f"{path}, line {line_num}: token {token!r} seen before; "
+                              f"keeping its first vector", stacklevel=2)
+            elif len(values) == 1:
+                warnings.warn(f"{path}, line {line_num}: {token!r} with a 1-dimensional "
+                              f"vector {values} looks like a header; skipped",
+                              stacklevel=2)
+            else:
+                if vec_len is None:
+                    vec_len = len(values)
+                elif len(values) != vec_len:
+                    raise TextAssertionError(
+                        f"{path}, line {line_num}: token {token!r} has a vector of "
+                        f"length {len(values)}, the tokens before it {vec_len}; every "
+                        f"vector must have the same length")
+                rows.append(values)
+                self._token_to_idx[token] = len(self._idx_to_token)
+                self._idx_to_token.append(token)
         if vec_len is None:
             raise TextAssertionError(f"{path} holds no token vectors")
         if loaded_unknown is not None and len(loaded_unknown) != vec_len:
