@@ -101,7 +101,7 @@ def test_corrupt_embedding_files_name_the_file_and_what_is_wrong(tmp_path):
         text.embedding.CustomEmbedding(words, "\t")
     binary = tmp_path / "b.txt"
     binary.write_bytes(b"a\t1\t2\n" + bytes(range(128, 256)) * 4)
-    with pytest.raises(UnicodeDecodeError, match=r"b\.txt: not utf8 text .*encoding="):
+    with pytest.raises(UnicodeDecodeError, match=r"b\.txt: not utf-8 text .*encoding="):
         text.embedding.CustomEmbedding(str(binary), "\t")
     latin = tmp_path / "l.txt"
     latin.write_bytes("caf\xe9\t1\t2\n".encode("latin-1"))
