@@ -334,7 +334,7 @@ def test_subgraphs_are_named_and_counted_as_mxnet(monkeypatch):
 
     def marks(symbol):
         nodes = json.loads(symbol.tojson())["nodes"]
-        return {n["op"]: json.loads(n["attrs"]["subgraphs"]) for n in nodes
+        return {n["op"]: n["subgraphs"] for n in nodes
                 if n["op"] in ("_cond", "_while_loop", "_foreach")}
 
     def subgraph_names(graphs):
@@ -360,7 +360,7 @@ def test_subgraphs_are_named_and_counted_as_mxnet(monkeypatch):
     assert AttrScope._subgraph_names["foreach0$while_loop_func"] == 1
     body = marks(outs)["_foreach"][0]
     inner = [n for n in body["nodes"] if n["op"] == "_while_loop"][0]
-    assert subgraph_names(json.loads(inner["attrs"]["subgraphs"])) == [
+    assert subgraph_names(inner["subgraphs"]) == [
         {"foreach0$while_loop_cond0"}, {"foreach0$while_loop_func0"}]
 
 
