@@ -149,3 +149,49 @@ def test_ste_in_a_symbolic_graph():
     exe.backward(mx.nd.ones((3,)))
     # d/dx round_ste(x) * x = 1 * x + round(x)
     np.testing.assert_allclose(exe.grad_dict["x"].asnumpy(), [0.4 + 0, 1.6 + 2, -1.5 - 2])
+
+
+# -- graph operators (dgl_graph.cc) -----------------------------------------------------------
+_GRAPH = [[1, 0, 0, 2], [3, 0, 4, 0], [0, 5, 0, 0], [0, 6, 7, 0]]
+
+
+def _csr_graph(dtype=np.int64):
+    return mx.nd.array(_GRAPH).tostype("csr").astype(dtype)
+
+
+def test_dgl_subgraph_matches_mxnet():
+    # values from MXNet 1.9.1 for this graph and vertices [0, 1, 2]
+    new, orig = mx.nd.contrib.dgl_subgraph(_csr_graph(), mx.nd.array([0, 1, 2], dtype=np.int64),
+                                           return_mapping=True)
+    assert new.stype == orig.stype == "csr" and new.shape == (3, 3) and new.dtype == np.int64
+    np.testing.assert_array_equal(new.data.asnumpy(), [0, 1, 2, 3])
+    np.testing.assert_array_equal(new.indices.asnumpy(), [0, 0, 2, 1])
+    np.testing.assert_array_equal(new.indptr.asnumpy(), [0, 1, 3, 4])
+    np.testing.assert_array_equal(orig.data.asnumpy(), [1, 3, 4, 5])
+    only = mx.nd.contrib.dgl_subgraph(_csr_graph(), mx.nd.array([1, 3], dtype=np.int64),
+                                      return_mapping=False)
+    np.testing.assert_array_equal(only.asnumpy(), [[0, 0], [0, 0]])  # edge 1->3 absent
+
+
+def test_dgl_subgraph_needs_sorted_vertices():
+    with pytest.raises(mx.base.MXNetError, match="sorted in ascending order"):
+        mx.nd.contrib.dgl_subgraph(_csr_graph(), mx.nd.array([2, 0], dtype=np.int64),
+                                   return_mapping=False).asnumpy()
+
+
+def test_edge_id_and_adjacency_on_csr():
+    graph = _csr_graph(np.float32)
+    ids = mx.nd.contrib.edge_id(graph, mx.nd.array([0, 0, 1, 3]), mx.nd.array([0, 1, 2, 2]))
+    np.testing.assert_array_equal(ids.asnumpy(), [1, -1, 4, 7])
+    adj = mx.nd.contrib.dgl_adjacency(_csr_graph())
+    assert adj.stype == "csr" and adj.dtype == np.float32
+    np.testing.assert_array_equal(adj.indices.asnumpy(), _csr_graph().indices.asnumpy())
+    np.testing.assert_array_equal(adj.data.asnumpy(), np.ones(7))
+
+
+def test_graph_operators_refuse_a_non_square_graph():
+    with pytest.raises(mx.base.MXNetError, match="square"):
+        mx.nd.contrib.dgl_adjacency(mx.nd.ones((2, 3)).tostype("csr"))
+    with pytest.raises(mx.base.MXNetError, match="outside \\[0, 4\\)"):
+        mx.nd.contrib.edge_id(_csr_graph(np.float32), mx.nd.array([5]),
+                              mx.nd.array([0])).asnumpy()
