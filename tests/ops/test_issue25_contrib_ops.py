@@ -195,3 +195,9 @@ def test_graph_operators_refuse_a_non_square_graph():
     with pytest.raises(mx.base.MXNetError, match="outside \\[0, 4\\)"):
         mx.nd.contrib.edge_id(_csr_graph(np.float32), mx.nd.array([5]),
                               mx.nd.array([0])).asnumpy()
+
+
+def test_edge_id_takes_a_rectangular_matrix():
+    graph = mx.nd.array([[0, 2, 0], [3, 0, 0]]).tostype("csr")
+    ids = mx.nd.contrib.edge_id(graph, mx.nd.array([0, 1, 1]), mx.nd.array([1, 0, 2]))
+    np.testing.assert_array_equal(ids.asnumpy(), [2, 3, -1])

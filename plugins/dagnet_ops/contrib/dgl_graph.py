@@ -2,7 +2,7 @@
 (row = source vertex, column = destination, stored value = the edge's id):
 
 - ``_contrib_edge_id`` (``contrib.edge_id``): the stored value of edge ``(u[i], v[i])``,
-  -1 where there is none.
+  -1 where there is none (any 2-D matrix: u indexes rows, v columns).
 - ``_contrib_dgl_adjacency`` (``contrib.dgl_adjacency``): the same edges, every value
   1.0 (float32).
 - ``_contrib_dgl_subgraph`` (``contrib.dgl_subgraph``): for each sorted vertex list, the
@@ -73,8 +73,14 @@ def _check_vertices(op, n, *arrays):
             raise kernel_error(op, f"{name} holds vertex ids outside [0, {n}) of the graph")
 
 
+def _matrix(op: str, shape) -> None:
+    if shape is not None and len(shape) != 2:
+        raise contrib_error(op, f"the graph must be a 2-D (CSR) matrix, got shape "
+                                f"{tuple(shape)}")
+
+
 def _edge_id_infer(attrs, ins, outs):
-    _square(_EDGE_ID, ins[0])
+    _matrix(_EDGE_ID, ins[0])
     u, v = ins[1], ins[2]
     for name, s in (("u", u), ("v", v)):
         if s is not None and len(s) != 1:
@@ -87,7 +93,8 @@ def _edge_id_infer(attrs, ins, outs):
 
 def _edge_id(attrs, ctx, inputs, req, outputs):
     graph, u, v = (host(a) for a in inputs)
-    _check_vertices(_EDGE_ID, graph.shape[0], ("u", u), ("v", v))
+    _check_vertices(_EDGE_ID, graph.shape[0], ("u", u))
+    _check_vertices(_EDGE_ID, graph.shape[1], ("v", v))
     put(outputs[0], req[0], ctx.xp.asarray(_edge_id_values(*_csr_parts(graph), u, v)))
 
 
@@ -95,9 +102,10 @@ def _edge_id_impl(call, inputs, out):
     graph, u, v = inputs
     if graph.stype != "csr" or u.stype != "default" or v.stype != "default":
         return NotImplemented
-    _square(_EDGE_ID, graph.shape)
+    _matrix(_EDGE_ID, graph.shape)
     u_np, v_np = u.asnumpy(), v.asnumpy()
-    _check_vertices(_EDGE_ID, graph.shape[0], ("u", u_np), ("v", v_np))
+    _check_vertices(_EDGE_ID, graph.shape[0], ("u", u_np))
+    _check_vertices(_EDGE_ID, graph.shape[1], ("v", v_np))
     result = _edge_id_values(*_csr_parts(graph), u_np, v_np)
     return _finish(_nd_array(result, graph), out)
 
