@@ -36,3 +36,9 @@ def test_an_unknown_feature_is_a_runtime_error_listing_the_known_ones():
     with pytest.raises(RuntimeError, match="Feature 'WARP_DRIVE' is unknown, known features "
                                            "are: .*'CUDA'"):
         Features().is_enabled("warp_drive")
+
+
+def test_features_is_one_object_per_process():
+    first, second = Features(), Features()
+    assert first is second
+    assert list(first) == list(second) and len(first) >= 30

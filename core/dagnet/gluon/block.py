@@ -12,6 +12,7 @@ are named prefix + name (``model_dense0_weight``).
 from __future__ import annotations
 
 import copy
+import json
 import re
 import threading
 import warnings
@@ -322,6 +323,77 @@ class Block:
                         f"ignore_extra=True to ignore. ")
                 continue
             params[name]._load_init(value, ctx, cast_dtype=cast_dtype, dtype_source=dtype_source)
+
+    def save(self, prefix: str) -> None:
+        """Save the block tree and its parameters: ``<prefix>-model.json`` (MXNet 1.9's
+        layout: one entry per block, keyed by class name and visiting order, with the block's
+        name, its children's keys and, for a hybridized HybridBlock, its traced graph) and
+        ``<prefix>-model.params``.  :meth:`load` restores them into a tree built the same
+        way, in the same order."""
+        model: dict[str, Any] = {}
+
+        def describe(block: Block, counter: list[int], into: dict) -> None:
+            entry: dict[str, Any] = {"orig_name": block.name}
+            into[f"{block._alias()}{counter[0]}"] = entry
+            if isinstance(block, HybridBlock):
+                entry["hybridized"] = bool(block._cached_graph)
+                if block._cached_graph:
+                    inputs, out = block._cached_graph
+                    entry["in_format"] = block._in_format
+                    entry["out_format"] = block._out_format
+                    entry["inputs"] = [sym.tojson() for sym in inputs]
+                    entry["symbol"] = out.tojson()
+            entry["children"] = children = {}
+            for key, child in block._children.items():
+                counter[0] += 1
+                children[child.name] = key
+                describe(child, counter, entry)
+
+        describe(self, [0], model)
+        with open(f"{prefix}-model.json", "w") as fp:
+            json.dump(model, fp)
+        self.save_parameters(f"{prefix}-model.params")
+
+    def load(self, prefix: str) -> None:
+        """Load what :meth:`save` wrote into this block, whose tree must have been built as
+        the saved one was (same classes, same order): every block takes back its saved
+        name (and its parameters theirs), hybridized blocks their traced graph, then the
+        parameters are loaded."""
+        with open(f"{prefix}-model.json") as fp:
+            model = json.load(fp)
+
+        def restore(block: Block, counter: list[int], saved: dict) -> None:
+            key = f"{block._alias()}{counter[0]}"
+            if key not in saved:
+                raise GluonValueError(
+                    f"load({prefix!r}): the saved model has no block {key!r} here (it has "
+                    f"{sorted(k for k in saved if k not in ('orig_name', 'children'))}); "
+                    f"build the model exactly as it was built when saved")
+            entry = saved[key]
+            block._name = entry["orig_name"]
+            if isinstance(block, HybridBlock) and entry.get("hybridized"):
+                block._clear_cached_op()
+                block._in_format = entry["in_format"]
+                block._out_format = entry["out_format"]
+                block._cached_graph = ([symbol.load_json(s) for s in entry["inputs"]],
+                                       symbol.load_json(entry["symbol"]))
+                block._active = True
+            params = block.params._params
+            old_prefix = block.params._prefix
+            for name in list(params):
+                param = params.pop(name)
+                params[f"{block.name}_{name[len(old_prefix):]}"] = param
+            for child in block._children.values():
+                counter[0] += 1
+                restore(child, counter, entry)
+            renamed = OrderedDict()
+            for child in block._children.values():
+                renamed[entry["children"][child.name]] = child
+            block._children.clear()
+            block._children.update(renamed)
+
+        restore(self, [0], model)
+        self.load_parameters(f"{prefix}-model.params")
 
     def load_params(self, filename: str, ctx: Any = None, allow_missing: bool = False,
                     ignore_extra: bool = False) -> None:

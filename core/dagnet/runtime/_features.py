@@ -53,10 +53,20 @@ def feature_list() -> list[Feature]:
 
 
 class Features(OrderedDict):
-    """The features by name (MXNet's ``mx.runtime.Features()``)."""
+    """The features by name (MXNet's ``mx.runtime.Features()``).  One instance per
+    process, as in MXNet: every call returns the same object, probed on the first."""
+
+    _instance: Features | None = None
+
+    def __new__(cls) -> Features:
+        if cls._instance is None:
+            instance = super().__new__(cls)
+            OrderedDict.__init__(instance, ((f.name, f) for f in feature_list()))
+            cls._instance = instance
+        return cls._instance
 
     def __init__(self) -> None:
-        super().__init__((f.name, f) for f in feature_list())
+        pass  # filled once, in __new__
 
     def __repr__(self) -> str:
         return str(list(self.values()))
