@@ -1,7 +1,7 @@
 """``khatri_rao``, ``_contrib_hawkesll``, the straight-through estimators
-``_contrib_round_ste`` / ``_contrib_sign_ste`` and the DGL graph operators: values worked out by hand or taken from
-MXNet 1.9.1 (written down here), gradients, and errors.  Forward against numpy and
-gradients against central differences run in test_conformance.py."""
+``_contrib_round_ste`` / ``_contrib_sign_ste`` and the DGL graph operators: values worked
+out by hand or taken from MXNet 1.9.1 (written down here), gradients, and errors.  Forward
+against numpy and gradients against central differences run in test_conformance.py."""
 
 from __future__ import annotations
 
