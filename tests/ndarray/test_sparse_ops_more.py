@@ -86,3 +86,19 @@ def test_powerlaw_rows_double():
         rand_sparse_ndarray((4, 4), "csr", density=0.1, distribution="powerlaw")
     with pytest.raises(ValueError, match="csr"):
         rand_sparse_ndarray((4, 4), "row_sparse", density=0.5, distribution="powerlaw")
+
+
+@pytest.mark.parametrize("fn", [lambda x, **k: nd.contrib.quadratic(x, **k),
+                                lambda x, **k: nd.quadratic(x, **k)])
+def test_quadratic_csr_keeps_csr_when_zero_maps_to_zero(fn):
+    csr = nd.array(DENSE).tostype("csr")
+    f = 0.5 * DENSE ** 2 + 2 * DENSE
+    result = fn(csr, a=0.5, b=2.0)
+    assert result.stype == "csr"
+    np.testing.assert_allclose(result.asnumpy(), f)
+    shifted = fn(csr, a=0.5, b=2.0, c=1.0)
+    assert shifted.stype == "default"
+    np.testing.assert_allclose(shifted.asnumpy(), f + 1)
+    rsp = fn(nd.array(DENSE).tostype("row_sparse"), a=0.5, b=2.0)
+    assert rsp.stype == "default"  # as in MXNet: only csr keeps its storage
+    np.testing.assert_allclose(rsp.asnumpy(), f)

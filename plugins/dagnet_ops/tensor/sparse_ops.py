@@ -23,7 +23,8 @@ same-shape elementwise operators (``elemwise_add``/``sub``/``mul``, ``add_n``,
 ``broadcast_*`` of equal shapes), multiplication and division by a scalar, the
 unary operators that map zero to zero (``square``, ``sqrt``, ``abs``, ``sign``,
 ``relu`` ...), ``zeros_like``, row ``slice`` of a csr matrix and ``take`` of its
-rows.  Anything else falls back to dense.
+rows, ``contrib.quadratic`` of a csr matrix with ``c == 0``.  Anything else falls back to
+dense.
 """
 
 from __future__ import annotations
@@ -513,6 +514,18 @@ def _square_sum_impl(call, inputs, out):
     return _finish(result, out)
 
 
+def _quadratic_impl(call, inputs, out):
+    """``contrib.quadratic`` with ``c == 0`` maps zero to zero: a csr input stays csr (as in
+    MXNet; row_sparse and ``c != 0`` compute densely)."""
+    if inputs[0].stype != "csr" or call.attrs.c != 0.0:
+        return NotImplemented
+    return _quadratic_values(call, inputs, out)
+
+
+_quadratic_values = _map_values("_contrib_quadratic",
+                                lambda xp, v, a: v * (a.a * v + a.b))
+
+
 def _round_half_away(xp, v, attrs):
     return xp.sign(v) * xp.floor(xp.abs(v) + 0.5)
 
@@ -567,5 +580,6 @@ sparse.register_storage_impl("zeros_like", _zeros_like_impl)
 sparse.register_storage_impl("slice", _slice_impl)
 sparse.register_storage_impl("_square_sum", _square_sum_impl)
 sparse.register_storage_impl("take", _take_impl)
+sparse.register_storage_impl("_contrib_quadratic", _quadratic_impl)
 sparse.register_storage_impl("_contrib_getnnz", _getnnz_impl)
 del _name, _fn, _kind
