@@ -102,3 +102,37 @@ def test_quadratic_csr_keeps_csr_when_zero_maps_to_zero(fn):
     rsp = fn(nd.array(DENSE).tostype("row_sparse"), a=0.5, b=2.0)
     assert rsp.stype == "default"  # as in MXNet: only csr keeps its storage
     np.testing.assert_allclose(rsp.asnumpy(), f)
+
+
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_sparse_embedding_deterministic_gradient(deterministic):
+    idx = nd.array([1, 2, 1, 4, 1])
+    heads = np.random.rand(5, 3).astype(np.float32)
+    expected = np.zeros((5, 3), np.float32)
+    np.add.at(expected, [1, 2, 1, 4, 1], heads)
+    grads = []
+    for _ in range(2):
+        w = nd.ones((5, 3))
+        w.attach_grad()
+        with mx.autograd.record():
+            y = nd.contrib.SparseEmbedding(idx, w, input_dim=5, output_dim=3,
+                                           deterministic=deterministic)
+        y.backward(nd.array(heads))
+        grads.append(w.grad.asnumpy())
+    np.testing.assert_allclose(grads[0], expected, rtol=1e-6)
+    if deterministic:
+        np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_sparse_embedding_symbol_takes_deterministic():
+    data = mx.sym.Variable("data")
+    weight = mx.sym.Variable("w", stype="row_sparse")
+    embed = mx.sym.contrib.SparseEmbedding(data=data, weight=weight, input_dim=4, output_dim=2,
+                                           deterministic=True)
+    exe = embed.simple_bind(mx.cpu(), grad_req={"data": "null", "w": "write"}, data=(3,))
+    exe.arg_dict["data"][:] = np.array([0, 3, 0])
+    exe.arg_dict["w"][:] = np.arange(8).reshape(4, 2)
+    exe.forward(is_train=True)
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), [[0, 1], [6, 7], [0, 1]])
+    exe.backward([nd.ones((3, 2))])
+    np.testing.assert_array_equal(exe.grad_dict["w"].asnumpy(), [[2, 2], [0, 0], [0, 0], [1, 1]])

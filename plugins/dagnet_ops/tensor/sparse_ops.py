@@ -45,10 +45,13 @@ from dagnet.operator import (
     NoGradient,
     NoParams,
     Op,
+    OpReqType,
     Params,
 )
 
-from ..nn.embedding import Embedding
+from ..nn.embedding import BackwardEmbedding, Embedding, EmbeddingParam
+from ..nn.embedding import _backward as embedding_backward
+from ..nn.embedding import _rows as embedding_rows
 from . import _sampling as S
 from ._common import backward_op, first_input_type, put, same_shape, scatter_add
 from .reduce import reduction
@@ -166,14 +169,57 @@ def _getnnz_reference(raw, x):
     return np.asarray(counts, np.int64).reshape(-1)
 
 
+class SparseEmbeddingParam(EmbeddingParam):
+    deterministic = Field(bool, False, "Sum the weight's gradient rows in a fixed order "
+                                       "(no atomic adds), so that repeated backward passes "
+                                       "agree bit for bit on every device.")
+
+
+def _sparse_embedding_backward(attrs, ctx, inputs, req, outputs):
+    """Embedding's backward; with ``deterministic`` the weight gradient sums each row's
+    head-gradient rows by a stable sort and a running sum, with no atomic adds (whose
+    order, and so whose rounding, varies on a GPU)."""
+    if not attrs.deterministic:
+        return embedding_backward(attrs, ctx, inputs, req, outputs)
+    xp = ctx.xp
+    dy, data, weight = inputs
+    put(outputs[0], req[0], 0)
+    if req[1] is OpReqType.NULL:
+        return
+    rows = embedding_rows(xp, attrs, data).reshape(-1)
+    heads = dy.reshape(-1, attrs.output_dim)
+    order = xp.argsort(rows, kind="stable")
+    rows, heads = rows[order], heads[order]
+    grad = xp.zeros(weight.shape, dtype=dy.dtype)
+    if len(rows):
+        ends = xp.flatnonzero(xp.concatenate([rows[1:] != rows[:-1], xp.ones(1, bool)]))
+        running = xp.cumsum(heads, axis=0, dtype=dy.dtype)
+        sums = running[ends]
+        sums[1:] -= running[ends[:-1]]
+        grad[rows[ends]] = sums
+    put(outputs[1], req[1], grad)
+
+
+def _sparse_embedding_sample(draw):
+    case = Embedding.domain.sample(draw)
+    case.params["deterministic"] = S.boolean(draw, "deterministic")
+    return case
+
+
 SparseEmbedding = replace(
-    Embedding, name="_contrib_SparseEmbedding", aliases=(),
-    description="MXNet's contrib.SparseEmbedding: Embedding (same parameters, inputs and "
-                "gradient) for a weight MXNet stores row_sparse; a sparse weight is read "
-                "densely here.")
+    Embedding, domain=replace(Embedding.domain, sample=_sparse_embedding_sample),
+    name="_contrib_SparseEmbedding", aliases=(), params=SparseEmbeddingParam,
+    gradient=Gradient("_backward_SparseEmbedding", uses=("out_grad", "in_data")),
+    description="MXNet's contrib.SparseEmbedding: Embedding (same inputs and gradient, and "
+                "``deterministic``) for a weight MXNet stores row_sparse; a sparse weight is "
+                "read densely here.")
+BackwardSparseEmbedding = replace(
+    BackwardEmbedding, name="_backward_SparseEmbedding", params=SparseEmbeddingParam,
+    forward_op="_contrib_SparseEmbedding", compute={XP: _sparse_embedding_backward})
 
 OPS: list[Op] = [
     SparseEmbedding,
+    BackwardSparseEmbedding,
     Op("cast_storage", params=CastStorageParam, input_names=["data"],
        infer_shape=same_shape("cast_storage", ["data"]), infer_type=first_input_type(1),
        compute={XP: _copy_forward}, aliases=("_sparse_cast_storage",),
