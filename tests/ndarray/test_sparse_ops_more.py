@@ -136,3 +136,18 @@ def test_sparse_embedding_symbol_takes_deterministic():
     np.testing.assert_array_equal(exe.outputs[0].asnumpy(), [[0, 1], [6, 7], [0, 1]])
     exe.backward([nd.ones((3, 2))])
     np.testing.assert_array_equal(exe.grad_dict["w"].asnumpy(), [[2, 2], [0, 0], [0, 0], [1, 1]])
+
+
+def test_batchnorm_refuses_fix_gamma_on_sparse_input():
+    x = nd.ones((2, 3)).tostype("row_sparse")
+    gamma, beta, mean, var = nd.ones(3), nd.zeros(3), nd.zeros(3), nd.ones(3)
+    out = nd.BatchNorm(x, gamma, beta, mean, var, fix_gamma=False)
+    assert out.shape == (2, 3) and out.stype == "default"
+    with pytest.raises(mx.base.MXNetError, match="fix_gamma=True is not supported"):
+        nd.BatchNorm(x, gamma, beta, mean, var)
+    sym = mx.sym.BatchNorm(mx.sym.Variable("data"), fix_gamma=True)
+    with pytest.raises(mx.base.MXNetError, match="bind: operator .*fix_gamma=False"):
+        sym.bind(mx.cpu(), [x, gamma, beta], aux_states=[mean, var])
+    dense = sym.bind(mx.cpu(), [x.tostype("default"), gamma, beta], aux_states=[mean, var])
+    assert dense.forward()[0].shape == (2, 3)
+    nd.waitall()

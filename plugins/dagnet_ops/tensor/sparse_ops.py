@@ -572,6 +572,16 @@ _quadratic_values = _map_values("_contrib_quadratic",
                                 lambda xp, v, a: v * (a.a * v + a.b))
 
 
+def _batchnorm_storage(attrs, stypes):
+    """BatchNorm computes sparse inputs densely, except with ``fix_gamma``, which MXNet
+    refuses for sparse arrays (its issue #11647)."""
+    if attrs.fix_gamma:
+        raise sparse.SparseStorageError(
+            "BatchNorm: fix_gamma=True is not supported for sparse arrays (inputs: "
+            f"{', '.join(stypes)}); pass fix_gamma=False, or convert the inputs with "
+            ".tostype('default')")
+
+
 def _round_half_away(xp, v, attrs):
     return xp.sign(v) * xp.floor(xp.abs(v) + 0.5)
 
@@ -626,6 +636,7 @@ sparse.register_storage_impl("zeros_like", _zeros_like_impl)
 sparse.register_storage_impl("slice", _slice_impl)
 sparse.register_storage_impl("_square_sum", _square_sum_impl)
 sparse.register_storage_impl("take", _take_impl)
+sparse.register_storage_check("BatchNorm", _batchnorm_storage)
 sparse.register_storage_impl("_contrib_quadratic", _quadratic_impl)
 sparse.register_storage_impl("_contrib_getnnz", _getnnz_impl)
 del _name, _fn, _kind
