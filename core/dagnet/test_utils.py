@@ -542,16 +542,24 @@ def rand_sparse_ndarray(shape: Sequence[int], stype: str, density: float | None 
     ``'row_sparse'`` (each row stored with probability ``density``, or the rows
     ``rsp_indices``) and ``(csr, (indptr, indices, data))`` for ``'csr'`` (each element
     stored with probability ``density``); values uniform in [0, 1) unless ``data_init``,
-    then passed through ``modifier_func``.  Only the 'uniform' distribution exists."""
+    then passed through ``modifier_func``.  ``distribution='powerlaw'`` (csr only) gives
+    the rows exponentially growing counts of stored values (:func:`_powerlaw_csr_dense`)."""
     from .ndarray import sparse
 
     ctx = ctx or default_context()
     density = np.random.rand() if density is None else density
     dtype = np.float32 if dtype is None else dtype
-    if distribution not in (None, "uniform"):
+    if distribution not in (None, "uniform", "powerlaw"):
         raise ValueError(f"rand_sparse_ndarray: distribution {distribution!r} is not "
-                         f"supported; use 'uniform'")
+                         f"supported; use 'uniform' or 'powerlaw' (csr only)")
     shape = tuple(shape)
+    if distribution == "powerlaw":
+        if stype != "csr" or len(shape) != 2:
+            raise ValueError(f"rand_sparse_ndarray: the 'powerlaw' distribution makes 2-D csr "
+                             f"arrays only, not {stype!r} of shape {shape}")
+        result = sparse.csr_matrix(_powerlaw_csr_dense(shape, density, dtype), ctx=ctx,
+                                   dtype=dtype)
+        return result, (result.indptr, result.indices, result.data)
     if stype == "row_sparse":
         if rsp_indices is not None:
             indices = np.asarray(rsp_indices)
@@ -580,6 +588,46 @@ def rand_sparse_ndarray(shape: Sequence[int], stype: str, density: float | None 
         return result, (result.indptr, result.indices, result.data)
     raise ValueError(f"rand_sparse_ndarray: unknown storage type {stype!r}; use 'row_sparse' "
                      f"or 'csr'")
+
+
+def _powerlaw_csr_dense(shape: tuple[int, ...], density: float, dtype: Any) -> np.ndarray:
+    """The dense values of MXNet's 'powerlaw' test matrix: ``int(rows * cols * density)``
+    stored values, each in [1.001, 3); first one at column 0 of every row, then row ``i``
+    fills its columns up to ``2 ** (i + 1)`` (a full row once that reaches the width),
+    row after row, until the count is used up."""
+    rows, cols = shape
+    if not 0 <= density <= 1 or rows <= 0 or cols <= 0:
+        raise ValueError(f"rand_sparse_ndarray: 'powerlaw' needs a density in [0, 1] and a "
+                         f"positive shape, got density {density} and shape {shape}")
+    left = int(rows * cols * density)
+    if left < 2 * rows:
+        raise ValueError(f"rand_sparse_ndarray: 'powerlaw' needs rows * cols * density >= "
+                         f"2 * rows; raise the density above {2 / cols} for shape {shape}")
+    dense = np.zeros(shape, dtype=dtype)
+
+    def fill(row: int, start: int, count: int) -> None:
+        dense[row, start:start + count] = 1 + np.random.uniform(0.001, 2, size=count)
+
+    for row in range(rows):  # one value per row first: no row is empty
+        fill(row, 0, 1)
+    left -= rows
+    limit = 2
+    for row in range(rows):
+        if left <= 0:
+            break
+        width = min(cols, limit)
+        if width == cols and left > width:
+            fill(row, 0, cols)  # the whole row (its first value is replaced)
+            left -= cols - 1
+            continue
+        count = min(width - 1, left)
+        fill(row, 1, count)
+        left -= count
+        limit *= 2
+    if left > 0:
+        raise ValueError(f"rand_sparse_ndarray: 'powerlaw' cannot place density {density} in "
+                         f"shape {shape}; lower the density")
+    return dense
 
 
 def assign_each(the_input: np.ndarray, function: Callable[[Any], Any] | None) -> np.ndarray:

@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 
 from .. import config as _config
-from .._errors import ContextError, DTypeError, OperatorError, ShapeError
+from .._errors import ContextError, DagnetError, DTypeError, OperatorError, ShapeError
 from ..context import Context
 from ..ndarray import NDArray, wrap_chunk
 from ..ndarray import zeros as _zeros
+from ..ndarray.sparse import check_storage
 from ..operator import shape_is_known
 from ..runtime import device_of
 from ._cross_device import bridge_devices
@@ -102,6 +103,7 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
                                    f"on several devices with group2ctx")
     sparse_grads = [(i, g) for i, g in enumerate(grad_arrays)
                     if g is not None and g.stype != "default"]
+    _check_storage(symbol, dict(zip(names + aux_names, arg_arrays + aux_arrays)))
     arg_arrays, grad_arrays, aux_arrays = (_dense(arg_arrays), _dense(grad_arrays),
                                            _dense(aux_arrays))
     reqs = [r if g is not None else "null" for r, g in zip(_grad_reqs(symbol, grad_req),
@@ -302,6 +304,24 @@ def _arrays(value: Any, names: list[str], what: str, kind: str, required: bool) 
             raise TypeError(f"bind: {what} {name!r} must be an NDArray, got "
                             f"{type(array).__name__} (convert with dagnet.nd.array)")
     return arrays
+
+
+def _check_storage(symbol: Any, bound: dict[str, NDArray]) -> None:
+    """Each operator that reads a bound sparse array directly may refuse that storage
+    (MXNet's storage-type inference at bind); the executor computes every other value
+    densely, so operator outputs count as dense."""
+    if all(a.stype == "default" for a in bound.values()):
+        return
+    for node in symbol._nodes():
+        if node.op is None:
+            continue
+        stypes = [bound[head.name].stype if head.op is None and head.name in bound
+                  else "default" for head, _ in node.inputs]
+        try:
+            check_storage(node.op.name, node.attrs, stypes)
+        except DagnetError as error:
+            raise type(error)(f"bind: operator {node.name!r} ({node.op.name}): {error}") \
+                from None
 
 
 def _dense(arrays: list) -> list:

@@ -52,7 +52,7 @@ from ..runtime import (
     stream_scope,
 )
 from ._ndarray import NDArray, new_array
-from ._storage import check_stype, storage_impl
+from ._storage import check_storage, check_stype, storage_impl
 
 __all__ = ["BaseSparseNDArray", "CSRNDArray", "RowSparseNDArray", "SparseStorageError",
            "new_sparse", "cast_storage", "dispatch", "push_sparse", "components",
@@ -645,6 +645,7 @@ def dispatch(call: Any, inputs: Sequence[Any], out: Any, ctx: Any) -> Any:
         if not isinstance(array, NDArray):
             raise TypeError(f"operator {call.name!r}: input {index} must be an NDArray, got "
                             f"{type(array).__name__} {array!r:.60}")
+    check_storage(call.name, call.attrs, [a.stype for a in inputs])
     impl = storage_impl(call.name)
     if impl is not None and not mode.recording:
         result = impl.compute(call, list(inputs), out)

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["STORAGE_TYPE_STR_TO_ID", "STORAGE_TYPE_ID_TO_STR", "STYPES", "StorageImpl",
-           "register_storage_impl", "storage_impl", "check_stype"]
+           "register_storage_impl", "storage_impl", "check_stype", "register_storage_check",
+           "check_storage"]
 
 STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 STORAGE_TYPE_ID_TO_STR = {v: k for k, v in STORAGE_TYPE_STR_TO_ID.items()}
@@ -73,3 +74,25 @@ def register_storage_impl(op_name: str, compute: Callable[..., Any],
 def storage_impl(op_name: str) -> StorageImpl | None:
     """The sparse implementation registered for ``op_name``, or None."""
     return _impls.get(op_name)
+
+
+_checks: dict[str, Callable[[Any, list[str]], None]] = {}
+
+
+def register_storage_check(op_name: str, check: Callable[[Any, list[str]], None]) -> None:
+    """Register ``check(attrs, input_stypes)`` for operator ``op_name``: it raises (naming
+    what is wrong and what to do) when the operator refuses those storage types with those
+    parameters (MXNet's storage-type inference failing), and returns None otherwise.  It
+    runs before an imperative call with a sparse input and when an executor binds sparse
+    arrays."""
+    if not isinstance(op_name, str) or not callable(check):
+        raise TypeError("register_storage_check(op_name, check): op_name must be a str and "
+                        "check a callable")
+    _checks[op_name] = check
+
+
+def check_storage(op_name: str, attrs: Any, input_stypes: list[str]) -> None:
+    """Run ``op_name``'s storage check, if it has one and any input is sparse."""
+    check = _checks.get(op_name)
+    if check is not None and any(s != "default" for s in input_stypes):
+        check(attrs, input_stypes)

@@ -59,15 +59,18 @@ from ._storage import (
     STORAGE_TYPE_STR_TO_ID,
     STYPES,
     StorageImpl,
+    check_storage,
     check_stype,
+    register_storage_check,
     register_storage_impl,
     storage_impl,
 )
 
 __all__ = [
     "add", "array", "AUX_DTYPE", "BaseSparseNDArray", "cast_storage", "check_components",
-    "check_stype", "components", "csr_matrix", "CSRNDArray", "divide", "empty", "is_sparse",
-    "multiply", "new_sparse", "push_sparse", "register_storage_impl", "row_sparse_array",
+    "check_storage", "check_stype", "components", "csr_matrix", "CSRNDArray", "divide",
+    "empty", "is_sparse", "multiply", "new_sparse", "push_sparse", "register_storage_check",
+    "register_storage_impl", "row_sparse_array",
     "RowSparseNDArray", "set_components", "SparseStorageError", "STORAGE_TYPE_ID_TO_STR",
     "STORAGE_TYPE_STR_TO_ID", "storage_impl", "StorageImpl", "STYPES", "subtract",
     "to_dense_array", "write_gradient", "zeros",

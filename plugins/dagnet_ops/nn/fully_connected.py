@@ -59,7 +59,9 @@ def _infer_shape(attrs, ins, outs):
     elif ins[1] is not None:
         set_shape(ins, 1, (hidden, ins[1][1]), "FullyConnected", names)
     if not attrs.no_bias:
-        set_shape(ins, 2, (hidden,), "FullyConnected", names)
+        # MXNet takes a bias of (num_hidden,) or, as a column, (num_hidden, 1)
+        column = ins[2] is not None and len(ins[2]) == 2 and ins[2][1] == 1
+        set_shape(ins, 2, (hidden, 1) if column else (hidden,), "FullyConnected", names)
     return ins, outs
 
 
@@ -80,7 +82,7 @@ def _product(xp, out, req, a, b):
 
 def _forward(attrs, ctx, inputs, req, outputs):
     xp, x, w, y = ctx.xp, _as_matrix(attrs, inputs[0]), inputs[1], outputs[0]
-    bias = None if attrs.no_bias else inputs[2]
+    bias = None if attrs.no_bias else inputs[2].reshape(-1)  # a (num_hidden, 1) column too
     if req[0] is OpReqType.NULL:
         return
     if req[0] is OpReqType.ADD or not y.flags.c_contiguous:
@@ -107,8 +109,9 @@ def _backward(attrs, ctx, inputs, req, outputs):
     _product(xp, outputs[0], req[0], dy, w)
     _product(xp, outputs[1], req[1], dy.T, _as_matrix(attrs, x))
     if not attrs.no_bias and req[2] is not OpReqType.NULL:
-        if req[2] is OpReqType.ADD or not outputs[2].flags.c_contiguous:
-            assign(outputs[2], req[2], dy.sum(axis=0))
+        if req[2] is OpReqType.ADD or not outputs[2].flags.c_contiguous \
+                or outputs[2].ndim != 1:
+            assign(outputs[2], req[2], dy.sum(axis=0).reshape(outputs[2].shape))
         else:
             dy.sum(axis=0, out=outputs[2])
 
@@ -121,7 +124,7 @@ def _sample(draw):
     features = int(np.prod(shape[1:])) if flatten else shape[-1]
     inputs = [d.uniform(shape), d.uniform((hidden, features))]
     if not no_bias:
-        inputs.append(d.uniform((hidden,)))
+        inputs.append(d.uniform((hidden, 1) if d.bool("bias_column") else (hidden,)))
     return Case(inputs, {"num_hidden": hidden, "no_bias": no_bias, "flatten": flatten})
 
 
@@ -131,7 +134,7 @@ def _reference(params, x, w, b=None):
         y = x.reshape(x.shape[0], -1) @ w.T
     else:
         y = np.einsum("...k,hk->...h", x, w)
-    return y if b is None else y + b
+    return y if b is None else y + b.reshape(-1)
 
 
 FullyConnected = Op(
@@ -142,7 +145,8 @@ With ``flatten=True`` (default) ``data`` of shape ``(batch, d1, ..., dn)`` is
 collapsed to ``(batch, d1*...*dn)`` and ``weight`` is ``(num_hidden, d1*...*dn)``;
 the output is ``(batch, num_hidden)``.  With ``flatten=False`` the product runs
 over the last axis: ``(x1, ..., xn, k)`` -> ``(x1, ..., xn, num_hidden)``,
-``weight`` ``(num_hidden, k)``.  ``bias`` is ``(num_hidden,)`` unless ``no_bias``.
+``weight`` ``(num_hidden, k)``.  ``bias`` is ``(num_hidden,)`` (or the column
+``(num_hidden, 1)``) unless ``no_bias``.
 Gradient: ``dX = dY W``, ``dW = dY^T X``, ``db = sum(dY, axis=0)``.""",
     params=FullyConnectedParam,
     num_inputs=lambda a: 2 if a.no_bias else 3,

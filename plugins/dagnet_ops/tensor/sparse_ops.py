@@ -11,6 +11,8 @@ graphs) and a sparse implementation:
   indices are listed; the others become zero.
 - ``_square_sum``: the sum of squares along ``axis`` (a row_sparse result for a
   row_sparse input summed along axis 1 with ``keepdims``).
+- ``_contrib_getnnz`` (``contrib.getnnz``): how many values a csr matrix stores, in all
+  or per row.
 - ``_contrib_SparseEmbedding`` (``contrib.SparseEmbedding``): ``Embedding`` whose
   weight MXNet keeps row_sparse; here it computes as ``Embedding`` (a sparse weight
   falls back to dense).
@@ -20,8 +22,9 @@ Sparse implementations (:func:`dagnet.ndarray.sparse.register_storage_impl`) of
 same-shape elementwise operators (``elemwise_add``/``sub``/``mul``, ``add_n``,
 ``broadcast_*`` of equal shapes), multiplication and division by a scalar, the
 unary operators that map zero to zero (``square``, ``sqrt``, ``abs``, ``sign``,
-``relu`` ...), ``zeros_like`` and row ``slice`` of a csr matrix.  Anything else
-falls back to dense.
+``relu`` ...), ``zeros_like``, row ``slice`` of a csr matrix and ``take`` of its
+rows, ``contrib.quadratic`` of a csr matrix with ``c == 0``.  Anything else falls back to
+dense.
 """
 
 from __future__ import annotations
@@ -31,10 +34,24 @@ from typing import Any
 
 import numpy as np
 
+from dagnet import ShapeError
 from dagnet.ndarray import NDArray, new_array, sparse
-from dagnet.operator import XP, Case, Domain, Field, Gradient, NoParams, Op, Params
+from dagnet.operator import (
+    XP,
+    Case,
+    Domain,
+    Field,
+    Gradient,
+    NoGradient,
+    NoParams,
+    Op,
+    OpReqType,
+    Params,
+)
 
-from ..nn.embedding import Embedding
+from ..nn.embedding import BackwardEmbedding, Embedding, EmbeddingParam
+from ..nn.embedding import _backward as embedding_backward
+from ..nn.embedding import _rows as embedding_rows
 from . import _sampling as S
 from ._common import backward_op, first_input_type, put, same_shape, scatter_add
 from .reduce import reduction
@@ -115,14 +132,94 @@ def _square_sum_grad(xp, g, x, y, axes):
     return 2 * x * g
 
 
+# -- _contrib_getnnz -------------------------------------------------------------------------
+class GetNnzParam(Params):
+    axis = Field(int, None, "None: the stored values of the whole matrix (shape (1,)); 1: "
+                            "those of each row.", optional=True, choices=(1,))
+
+
+def _getnnz_shape(attrs, ins, outs):
+    data = ins[0]
+    if data is not None and len(data) != 2:
+        raise ShapeError(f"operator '_contrib_getnnz': data must be a 2-D (csr) matrix, got "
+                         f"shape {data}")
+    if attrs.axis is None:
+        return ins, [(1,)]
+    return ins, [None if data is None else (data[0],)]
+
+
+def _getnnz_type(attrs, ins, outs):
+    return ins, [np.dtype(np.int64)]
+
+
+def _getnnz_forward(attrs, ctx, inputs, req, outputs):
+    # a dense matrix stores what its csr form would: its nonzero entries
+    stored = inputs[0] != 0
+    put(outputs[0], req[0], stored.sum() if attrs.axis is None else stored.sum(axis=1))
+
+
+def _getnnz_sample(draw):
+    x = S.floats(draw, S.shape(draw, 2, 2)) * S.integers(draw, (1,), 0, 1)[0]
+    axis = S.choice(draw, [None, 1], "axis")
+    return Case([x], {} if axis is None else {"axis": axis})
+
+
+def _getnnz_reference(raw, x):
+    counts = np.count_nonzero(x, axis=raw.get("axis"))
+    return np.asarray(counts, np.int64).reshape(-1)
+
+
+class SparseEmbeddingParam(EmbeddingParam):
+    deterministic = Field(bool, False, "Sum the weight's gradient rows in a fixed order "
+                                       "(no atomic adds), so that repeated backward passes "
+                                       "agree bit for bit on every device.")
+
+
+def _sparse_embedding_backward(attrs, ctx, inputs, req, outputs):
+    """Embedding's backward; with ``deterministic`` the weight gradient sums each row's
+    head-gradient rows by a stable sort and a running sum, with no atomic adds (whose
+    order, and so whose rounding, varies on a GPU)."""
+    if not attrs.deterministic:
+        return embedding_backward(attrs, ctx, inputs, req, outputs)
+    xp = ctx.xp
+    dy, data, weight = inputs
+    put(outputs[0], req[0], 0)
+    if req[1] is OpReqType.NULL:
+        return
+    rows = embedding_rows(xp, attrs, data).reshape(-1)
+    heads = dy.reshape(-1, attrs.output_dim)
+    order = xp.argsort(rows, kind="stable")
+    rows, heads = rows[order], heads[order]
+    grad = xp.zeros(weight.shape, dtype=dy.dtype)
+    if len(rows):
+        ends = xp.flatnonzero(xp.concatenate([rows[1:] != rows[:-1], xp.ones(1, bool)]))
+        running = xp.cumsum(heads, axis=0, dtype=dy.dtype)
+        sums = running[ends]
+        sums[1:] -= running[ends[:-1]]
+        grad[rows[ends]] = sums
+    put(outputs[1], req[1], grad)
+
+
+def _sparse_embedding_sample(draw):
+    case = Embedding.domain.sample(draw)
+    case.params["deterministic"] = S.boolean(draw, "deterministic")
+    return case
+
+
 SparseEmbedding = replace(
-    Embedding, name="_contrib_SparseEmbedding", aliases=(),
-    description="MXNet's contrib.SparseEmbedding: Embedding (same parameters, inputs and "
-                "gradient) for a weight MXNet stores row_sparse; a sparse weight is read "
-                "densely here.")
+    Embedding, domain=replace(Embedding.domain, sample=_sparse_embedding_sample),
+    name="_contrib_SparseEmbedding", aliases=(), params=SparseEmbeddingParam,
+    gradient=Gradient("_backward_SparseEmbedding", uses=("out_grad", "in_data")),
+    description="MXNet's contrib.SparseEmbedding: Embedding (same inputs and gradient, and "
+                "``deterministic``) for a weight MXNet stores row_sparse; a sparse weight is "
+                "read densely here.")
+BackwardSparseEmbedding = replace(
+    BackwardEmbedding, name="_backward_SparseEmbedding", params=SparseEmbeddingParam,
+    forward_op="_contrib_SparseEmbedding", compute={XP: _sparse_embedding_backward})
 
 OPS: list[Op] = [
     SparseEmbedding,
+    BackwardSparseEmbedding,
     Op("cast_storage", params=CastStorageParam, input_names=["data"],
        infer_shape=same_shape("cast_storage", ["data"]), infer_type=first_input_type(1),
        compute={XP: _copy_forward}, aliases=("_sparse_cast_storage",),
@@ -143,6 +240,13 @@ OPS: list[Op] = [
     backward_op("sparse_retain", NoParams, 3, 2,
                 lambda attrs, ctx, inputs, req, outputs: _retain_backward(
                     attrs, ctx, [inputs[0], inputs[2]], req, outputs)),
+    Op("_contrib_getnnz", params=GetNnzParam, input_names=["data"],
+       infer_shape=_getnnz_shape, infer_type=_getnnz_type, compute={XP: _getnnz_forward},
+       gradient=NoGradient("getnnz counts stored values; the count is not differentiable"),
+       domain=Domain(_getnnz_sample, reference=_getnnz_reference, differentiable=()),
+       description="The number of values a csr matrix stores (explicit zeros included): in "
+                   "all (``axis=None``, shape (1,)) or per row (``axis=1``), as int64.  A "
+                   "dense matrix counts as its csr form: its nonzero entries."),
     *reduction("_square_sum", _square_sum_forward,
                desc="The sum of the squares of ``data`` along ``axis`` (a row_sparse result "
                     "for a row_sparse input with axis=1 and keepdims).",
@@ -394,6 +498,51 @@ def _slice_impl(call, inputs, out):
     return _finish(result, out)
 
 
+def _take_impl(call, inputs, out):
+    """Rows of a csr matrix picked by 1-D indices (``take`` along axis 0, modes clip and
+    wrap): a csr result, as MXNet's."""
+    data, indices = inputs
+    attrs = call.attrs
+    if data.stype != "csr" or indices.stype != "default" or indices.ndim != 1 \
+            or attrs.axis not in (0, -2) or attrs.mode == "raise" or data.shape[0] == 0:
+        return NotImplemented
+    n_rows, n_cols = data.shape
+    result = sparse.new_sparse("csr", (indices.shape[0], n_cols), data._dtype, data._chunk.dev)
+    wanted = indices._xp()
+
+    def take_rows(xp):
+        values, (indptr, cols) = sparse.components(data)
+        rows = wanted.astype(np.int64)
+        rows = xp.clip(rows, 0, n_rows - 1) if attrs.mode == "clip" else xp.mod(rows, n_rows)
+        starts, counts = indptr[rows], indptr[rows + 1] - indptr[rows]
+        new_indptr = xp.zeros((len(rows) + 1,), np.int64)
+        xp.cumsum(counts, out=new_indptr[1:])
+        # the position in ``values`` of each stored value of the result, row after row
+        offsets = xp.arange(int(new_indptr[-1])) - xp.repeat(new_indptr[:-1], counts)
+        picked = xp.repeat(starts, counts) + offsets
+        sparse.set_components(result, values[picked], [new_indptr, cols[picked]])
+
+    sparse.push_sparse(take_rows, [data, indices], [result], "take")
+    return _finish(result, out)
+
+
+def _getnnz_impl(call, inputs, out):
+    (data,) = inputs
+    if data.stype != "csr":
+        return NotImplemented
+    axis = call.attrs.axis
+    n_rows = data.shape[0]
+    result = new_array((1,) if axis is None else (n_rows,), np.dtype(np.int64), data._chunk.dev)
+    out_view = result._xp()
+
+    def count(xp):
+        _, (indptr, _) = sparse.components(data)
+        out_view[...] = (indptr[-1:] if axis is None else xp.diff(indptr)).astype(np.int64)
+
+    sparse.push_sparse(count, [data], [result], "_contrib_getnnz")
+    return _finish(result, out)
+
+
 def _square_sum_impl(call, inputs, out):
     (data,) = inputs
     attrs = call.attrs
@@ -409,6 +558,28 @@ def _square_sum_impl(call, inputs, out):
 
     sparse.push_sparse(square_sum, [data], [result], "_square_sum")
     return _finish(result, out)
+
+
+def _quadratic_impl(call, inputs, out):
+    """``contrib.quadratic`` with ``c == 0`` maps zero to zero: a csr input stays csr (as in
+    MXNet; row_sparse and ``c != 0`` compute densely)."""
+    if inputs[0].stype != "csr" or call.attrs.c != 0.0:
+        return NotImplemented
+    return _quadratic_values(call, inputs, out)
+
+
+_quadratic_values = _map_values("_contrib_quadratic",
+                                lambda xp, v, a: v * (a.a * v + a.b))
+
+
+def _batchnorm_storage(attrs, stypes):
+    """BatchNorm computes sparse inputs densely, except with ``fix_gamma``, which MXNet
+    refuses for sparse arrays (its issue #11647)."""
+    if attrs.fix_gamma:
+        raise sparse.SparseStorageError(
+            "BatchNorm: fix_gamma=True is not supported for sparse arrays (inputs: "
+            f"{', '.join(stypes)}); pass fix_gamma=False, or convert the inputs with "
+            ".tostype('default')")
 
 
 def _round_half_away(xp, v, attrs):
@@ -464,4 +635,8 @@ sparse.register_storage_impl("add_n", _add_n_impl)
 sparse.register_storage_impl("zeros_like", _zeros_like_impl)
 sparse.register_storage_impl("slice", _slice_impl)
 sparse.register_storage_impl("_square_sum", _square_sum_impl)
+sparse.register_storage_impl("take", _take_impl)
+sparse.register_storage_check("BatchNorm", _batchnorm_storage)
+sparse.register_storage_impl("_contrib_quadratic", _quadratic_impl)
+sparse.register_storage_impl("_contrib_getnnz", _getnnz_impl)
 del _name, _fn, _kind
