@@ -25,10 +25,12 @@ from ._errors import (
     UnsupportedOperatorError,
 )
 from ._export import default_export_opset, export_model, export_to_proto, get_operator_support
+from ._import import get_model_metadata, import_model, import_to_symbol, load_onnx_model
 from ._records import Translation, TranslationTable
 
 __all__ = [
-    "default_export_opset", "export_model", "export_to_proto", "get_operator_support",
+    "default_export_opset", "export_model", "export_to_proto", "get_model_metadata",
+    "get_operator_support", "import_model", "import_to_symbol", "load_onnx_model",
     "OnnxDependencyError", "OnnxError", "OnnxExportError", "OnnxImportError",
     "OnnxModelError", "OnnxOpsetError", "OnnxShapeError", "require_onnx",
     "require_onnxruntime", "Translation", "TranslationTable", "UnsupportedOperatorError",

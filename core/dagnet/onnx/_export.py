@@ -269,8 +269,11 @@ def export_to_proto(sym: Any, params: Any, in_shapes: Sequence[Sequence[int]] | 
         value_names.append(out_names)
 
     _add_outputs(builder, graph["heads"], value_names, shapes, dtypes, dynamic)
+    read = {name for n in builder.nodes for name in n.input} | {o.name for o in builder.outputs}
+    # a parameter a translation replaced (BatchNorm's gamma under fix_gamma) is left out
+    initializers = [t for t in builder.initializers if t.name in read]
     onnx_graph = onnx.helper.make_graph(builder.nodes, "dagnet_exported_model", builder.inputs,
-                                        builder.outputs, initializer=builder.initializers)
+                                        builder.outputs, initializer=initializers)
     opset_ids = [onnx.helper.make_opsetid("", opset)]
     model = onnx.helper.make_model(onnx_graph, opset_imports=opset_ids, producer_name="dagnet",
                                    producer_version=_dagnet_version())
