@@ -146,8 +146,16 @@ def _sample_arange(draw):
     return Case([], params)
 
 
+class LikeParam(Params):
+    # MXNet's zeros_like and ones_like parse no parameters, so an attribute such as dtype
+    # is stored in the graph and ignored: the output keeps the input's dtype.
+    dtype = Field(str, None, "accepted for MXNet compatibility and ignored: the output has "
+                             "the input's dtype")
+
+
 def _like(name: str, value: float, desc: str) -> Op:
-    return Op(name, input_names=["data"], infer_shape=same_shape(name, ["data"]),
+    return Op(name, params=LikeParam, input_names=["data"],
+              infer_shape=same_shape(name, ["data"]),
               compute={XP: lambda attrs, ctx, ins, req, outs: put(outs[0], req[0], value)},
               gradient=ZeroGradient(), description=desc,
               domain=Domain(lambda draw: Case([S.floats(draw, S.shape(draw))]),
