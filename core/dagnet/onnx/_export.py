@@ -200,6 +200,17 @@ def export_to_proto(sym: Any, params: Any, in_shapes: Sequence[Sequence[int]] | 
 
     Arguments as :func:`export_model`; ``progress`` wraps the loop over the nodes
     (``tqdm.tqdm`` shows a bar)."""
+    return _export_checked(sym, params, in_shapes, in_types, opset_version=opset_version,
+                           dynamic=dynamic, dynamic_input_shapes=dynamic_input_shapes,
+                           progress=progress)[0]
+
+
+def _export_checked(sym: Any, params: Any, in_shapes: Sequence[Sequence[int]] | None,
+                    in_types: Any, *, opset_version: int | None, dynamic: bool,
+                    dynamic_input_shapes: Sequence[Sequence[int | None]] | None,
+                    progress: Progress | None) -> tuple[Any, bytes]:
+    """The model and its serialized bytes (serialized once: large weights make that the
+    slow part), checked by ONNX's checker with strict shape inference."""
     onnx = require_onnx()
     opset = default_export_opset() if opset_version is None else opset_version
     EXPORTS.check_opset(opset)
@@ -278,8 +289,9 @@ def export_to_proto(sym: Any, params: Any, in_shapes: Sequence[Sequence[int]] | 
     model = onnx.helper.make_model(onnx_graph, opset_imports=opset_ids, producer_name="dagnet",
                                    producer_version=_dagnet_version())
     model.ir_version = onnx.helper.find_min_ir_version_for(opset_ids)
-    _check(onnx, model)
-    return model
+    data = model.SerializeToString()
+    _check(onnx, data)
+    return model, data
 
 
 def _dagnet_version() -> str:
@@ -328,9 +340,9 @@ def _add_outputs(builder: OnnxBuilder, heads: list[list[int]], value_names: list
         builder.add_output(name, dtypes[source][out], onnx_shape)
 
 
-def _check(onnx: Any, model: Any) -> None:
+def _check(onnx: Any, data: bytes) -> None:
     try:
-        onnx.checker.check_model(model, full_check=True)
+        onnx.checker.check_model(data, full_check=True)
     except Exception as error:  # onnx raises its own ValidationError and InferenceError
         raise OnnxExportError(f"the exported model fails ONNX's checker: {error}") from None
 
@@ -386,15 +398,16 @@ def export_model(sym: Any, params: Any, in_shapes: Sequence[Sequence[int]] | Non
         in_shapes = input_shape
     if verbose:
         _log.setLevel(logging.INFO)
-    model = export_to_proto(sym, params, in_shapes, in_types, opset_version=opset_version,
-                            dynamic=dynamic, dynamic_input_shapes=dynamic_input_shapes,
-                            verbose=verbose, progress=progress)
+    model, data = _export_checked(sym, params, in_shapes, in_types,
+                                  opset_version=opset_version, dynamic=dynamic,
+                                  dynamic_input_shapes=dynamic_input_shapes, progress=progress)
     if run_shape_inference:
         try:
-            model = onnx.shape_inference.infer_shapes(model)
+            model = onnx.shape_inference.infer_shapes(data)
+            data = model.SerializeToString()
         except Exception as error:  # noqa: BLE001 - keep the model without inferred shapes
             _log.warning("ONNX shape inference failed (%s); the model is saved without it", error)
     with open(onnx_file_path, "wb") as handle:
-        handle.write(model.SerializeToString())
+        handle.write(data)
     _log.info("exported ONNX model %s (opset %d)", onnx_file_path, model.opset_import[0].version)
     return onnx_file_path

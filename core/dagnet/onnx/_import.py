@@ -36,9 +36,14 @@ def load_onnx_model(model: Any) -> Any:
 
     A file that cannot be parsed (corrupt, truncated, not ONNX) raises
     :class:`OnnxModelError` saying so."""
+    return _load(model)[0]
+
+
+def _load(model: Any) -> tuple[Any, bytes]:
+    """The checked model and its serialized bytes (read or serialized once)."""
     onnx = require_onnx()
     if isinstance(model, onnx.ModelProto):
-        proto = model
+        proto, data = model, model.SerializeToString()
     elif isinstance(model, str | os.PathLike):
         path = os.fspath(model)
         if not os.path.isfile(path):
@@ -61,10 +66,10 @@ def load_onnx_model(model: Any) -> Any:
         raise OnnxModelError(f"expected an ONNX file path or ModelProto, not "
                              f"{type(model).__name__}")
     try:
-        onnx.checker.check_model(proto)
+        onnx.checker.check_model(data)
     except Exception as error:  # onnx's ValidationError
         raise OnnxModelError(f"the ONNX model fails ONNX's checker: {error}") from None
-    return proto
+    return proto, data
 
 
 def _model_opset(proto: Any) -> int:
@@ -85,11 +90,12 @@ def _decode_attribute(onnx: Any, attribute: Any) -> Any:
     return value
 
 
-def _value_types(onnx: Any, proto: Any) -> dict[str, tuple[Any, Any]]:
+def _value_types(onnx: Any, proto: Any, data: bytes) -> dict[str, tuple[Any, Any]]:
     """name -> (shape with None for unknown dims, numpy dtype) for every value whose type
     ONNX's shape inference (or the model) states."""
     try:
-        inferred = onnx.shape_inference.infer_shapes(proto)
+        # data propagation follows shape arithmetic (Shape, Gather, Concat) into Reshape
+        inferred = onnx.shape_inference.infer_shapes(data, data_prop=True)
     except Exception as error:  # noqa: BLE001 - import without inferred shapes
         _log.info("ONNX shape inference failed (%s); importing without it", error)
         inferred = proto
@@ -115,18 +121,20 @@ def import_to_symbol(model: Any, *, progress: Progress | None = None
     """``(symbol, arg_params, aux_params)`` of an ONNX model (path or ``ModelProto``);
     ``progress`` wraps the loop over the nodes (``tqdm.tqdm`` shows a bar)."""
     onnx = require_onnx()
-    proto = load_onnx_model(model)
+    proto, data = _load(model)
     opset = _model_opset(proto)
     IMPORTS.check_opset(opset)
     graph = proto.graph
-    types = _value_types(onnx, proto)
+    types = _value_types(onnx, proto, data)
+    del data
     built = SymbolGraph()
     values: dict[str, Any] = {}
     for tensor in graph.initializer:
         values[tensor.name] = onnx.numpy_helper.to_array(tensor)
     for graph_input in graph.input:
         if graph_input.name not in values:
-            values[graph_input.name] = built.input(graph_input.name)
+            values[graph_input.name] = built.input(graph_input.name,
+                                                   types.get(graph_input.name, (None, None))[0])
 
     nodes = list(graph.node)
     for node in (progress(nodes) if progress is not None else nodes):
@@ -191,7 +199,8 @@ def _import_node(onnx: Any, node: Any, opset: int, values: dict[str, Any],
         results = [result[i] for i in range(len(result.list_outputs()))]
     for name, value in zip(node.output, results):
         if name:
-            values[name] = value
+            # numpy reductions and indexing give scalars, not 0-D arrays
+            values[name] = np.asarray(value) if isinstance(value, np.generic) else value
 
 
 def import_model(model_file: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:

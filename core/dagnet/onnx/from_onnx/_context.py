@@ -26,6 +26,7 @@ class SymbolGraph:
         self._variables: dict[str, Any] = {}
         self._taken: set[str] = set()
         self._constant_names: dict[int, str] = {}
+        self.input_shapes: dict[str, tuple[int | None, ...]] = {}
 
     def unique(self, hint: str) -> str:
         """A node name not used yet (``hint`` when free)."""
@@ -37,11 +38,29 @@ class SymbolGraph:
         self._taken.add(name)
         return name
 
-    def input(self, name: str) -> Any:
-        """The variable of a graph input."""
+    def input(self, name: str, shape: tuple[int | None, ...] | None = None) -> Any:
+        """The variable of a graph input (its shape, where the model states it, helps
+        find the shapes of what is computed from it)."""
         self._taken.add(name)
+        if shape is not None and all(d is not None for d in shape):
+            self.input_shapes[name] = tuple(int(d) for d in shape)
         variable = self._variables[name] = sym.var(name)
         return variable
+
+    def infer_shape(self, value: Any) -> tuple[int, ...] | None:
+        """The shape dagnet's inference finds for a symbol, from the model's input shapes
+        and the parameters (None where it cannot)."""
+        known = {n: s for n, s in self.input_shapes.items()}
+        known.update({n: v.shape for n, v in self.params.items()})
+        inputs = set(value.list_inputs())
+        try:
+            _, out_shapes, _ = value.infer_shape_partial(
+                **{n: s for n, s in known.items() if n in inputs})
+        except Exception:  # noqa: BLE001 - an unknown shape, not an error of the import
+            return None
+        if not out_shapes or out_shapes[0] is None or not out_shapes[0]:
+            return None
+        return tuple(int(d) for d in out_shapes[0])
 
     def parameter(self, name: str, value: np.ndarray) -> Any:
         """The variable holding ``value`` (made once per array and name)."""
@@ -120,7 +139,7 @@ class ImportNode:
         """The number of dimensions of input ``index``."""
         if self.is_const(index):
             return self.values[index].ndim
-        shape = self.shapes[index] if index < len(self.shapes) else None
+        shape = self.shape(index)
         if shape is None:
             raise self.fail(f"the rank of input {index} is unknown (ONNX shape inference could "
                             f"not find it); give the model's inputs fixed ranks")
@@ -130,7 +149,10 @@ class ImportNode:
         """The static shape of input ``index`` (None dims unknown), or None."""
         if self.is_const(index):
             return tuple(self.values[index].shape)
-        return self.shapes[index] if index < len(self.shapes) else None
+        shape = self.shapes[index] if index < len(self.shapes) else None
+        if shape is None and self.has(index):
+            shape = self.graph.infer_shape(self.values[index])
+        return shape
 
     def static_shape(self, index: int = 0) -> tuple[int, ...] | None:
         """The shape of input ``index`` when every dimension is known, else None."""

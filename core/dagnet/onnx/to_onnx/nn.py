@@ -180,8 +180,18 @@ def pooling(node: ExportNode, g: OnnxBuilder) -> None:
         pad = _spatial(a.pad, spatial, 0)
         common = {"kernel_shape": [int(k) for k in a.kernel],
                   "strides": _spatial(a.stride, spatial, 1), "pads": pad + pad}
+        missing = None
         if a.pooling_convention == "full":
-            common["ceil_mode"] = 1
+            include_pad = kind == "avg" and a.count_include_pad is not False
+            plan = None if include_pad or last else _full_windows(node, common)
+            if plan is None:
+                common["ceil_mode"] = 1
+            else:
+                common["pads"], missing = plan
+                if any(missing):
+                    out = g.unique(f"{node.name}_windows")
+                else:
+                    missing = None
         elif a.pooling_convention == "same":
             common.pop("pads")
             common["auto_pad"] = "SAME_UPPER"
@@ -200,8 +210,40 @@ def pooling(node: ExportNode, g: OnnxBuilder) -> None:
                 raise node.fail("Lp pooling with pooling_convention='full' has no ONNX form "
                                 "before opset 18")
             g.op("LpPool", [x], [out], p=p, **common)
+        if missing is not None:
+            # windows that start past the data: MXNet's value of an empty window
+            dtype = node.in_dtypes[0]
+            empty = np.finfo(dtype).min if kind == "max" else 0
+            g.op("Pad", [out, g.ints([0] * rank + [0, 0] + missing),
+                         g.scalar(np.array(empty).astype(dtype), dtype)],
+                 [node.outputs[0]], mode="constant")
     if last:
         _to_channel_last(g, out, rank, final)
+
+
+def _full_windows(node: ExportNode, common: dict) -> tuple[list[int], list[int]] | None:
+    """MXNet's 'full' convention (ceil) without ceil_mode, whose last window runtimes
+    drop when it starts past the data: explicit end padding gives the windows that start
+    inside, and the count of those that do not (appended as empty windows) per axis.
+    None when the arithmetic does not work out (the caller uses ceil_mode then)."""
+    shape, out_shape = node.in_shapes[0], node.out_shapes[0]
+    begins, ends, missing = [], [], []
+    pads = common["pads"]
+    spatial = len(common["kernel_shape"])
+    for axis in range(spatial):
+        size, expected = int(shape[2 + axis]), int(out_shape[2 + axis])
+        kernel, stride = common["kernel_shape"][axis], common["strides"][axis]
+        begin = pads[axis]
+        starting_inside = (size + begin - 1) // stride + 1
+        count = min(starting_inside, expected)
+        end = max((count - 1) * stride + kernel - size - begin, 0)
+        if end >= kernel or begin >= kernel or \
+                (size + begin + end - kernel) // stride + 1 != count:
+            return None
+        begins.append(begin)
+        ends.append(end)
+        missing.append(expected - count)
+    return begins + ends, missing
 
 
 @EXPORTS.register("_contrib_AdaptiveAvgPooling2D")
