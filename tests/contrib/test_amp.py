@@ -125,7 +125,10 @@ def test_init_patches_the_front_ends():
         import numpy as np
         import dagnet as mx
         from dagnet.contrib import amp
+        from dagnet.contrib.amp import amp as amp_module
+        assert amp_module._amp_initialized is False
         amp.init()
+        assert amp_module._amp_initialized is True  # the flag libraries read
         x, w, b = mx.nd.ones((2, 3)), mx.nd.ones((4, 3)), mx.nd.ones(4)
         y = mx.nd.FullyConnected(x, w, b, num_hidden=4)
         s = mx.nd.softmax(y)

@@ -168,6 +168,14 @@ def test_call_conventions():
         mx.nd._plus_scalar(x, 4, scalar=5)
     with pytest.raises(mx.OperatorError, match="missing input"):
         mx.nd.broadcast_add(rhs=x)
+    # symbol attributes are ignored by imperative calls, as MXNet's (begin_state passes an
+    # RNN cell's __layout__ to whatever function creates the states)
+    np.testing.assert_array_equal(mx.nd.relu(x, __layout__="NC", lr_mult=2).asnumpy(),
+                                  np.ones((2, 3)))
+    assert mx.random.normal(0, 1, shape=(1, 2), __layout__="NC").shape == (1, 2)
+    # a symbol given to mx.nd (hybrid_forward code that wrote nd. for F.) says so
+    with pytest.raises(TypeError, match="input 0 must be an NDArray.*call F.Dropout"):
+        mx.nd.Dropout(mx.sym.var("x"), p=0.1)
 
 
 def test_variadic_operator_counts_its_inputs():

@@ -5,6 +5,7 @@ what MXNet 1.9.1 gives for the same calls."""
 from __future__ import annotations
 
 import copy
+import json
 import pickle
 
 import numpy as np
@@ -333,6 +334,13 @@ def test_fluent_methods():
     assert "reshape" in dir(a) and "sum" in dir(a)
     with pytest.raises(AttributeError):
         _ = a.no_such_method
+
+
+def test_astype_is_a_cast():
+    cast = mx.sym.Variable("a").astype("int32", name="c")
+    node = json.loads(cast.tojson())["nodes"][-1]
+    assert (node["op"], node["name"], node["attrs"]) == ("Cast", "c", {"dtype": "int32"})
+    assert cast.infer_type(a=np.float32)[1] == [np.int32]
 
 
 def test_repr_and_debug_str():

@@ -33,3 +33,9 @@ def test_a_namespace_gives_the_same_function_each_time(namespace):
     # picks the statistics SyncBatchNorm outputs in MXNet's test_batchnorm)
     name = "SyncBatchNorm" if "contrib" in namespace.__name__ else "gemm2"
     assert getattr(namespace, name) is getattr(namespace, name)
+
+
+def test_nd_ndarray_is_the_module_mxnet_code_reaches_through_nd():
+    # GluonNLP's metrics test isinstance(x, mx.nd.ndarray.NDArray)
+    assert mx.nd.ndarray.NDArray is mx.nd.NDArray
+    assert "ndarray" in dir(mx.nd)

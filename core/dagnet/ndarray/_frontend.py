@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from .. import attribute as _attribute
 from .. import plugins as _plugins
 from .._errors import OperatorError
 from ..operator import UnknownOperatorError, call_signature, get_op, resolve_name
@@ -52,6 +53,11 @@ def call(op_name: str, *args: Any, out: Any = None, name: str | None = None,
         index += 1
     if index < len(args):
         extra = args[index:]
+        if hasattr(extra[0], "list_outputs") and hasattr(extra[0], "tojson"):
+            # a Symbol where an input goes: hybrid_forward code calling mx.nd instead of F
+            raise TypeError(f"operator {op.name!r}: input {index} must be an NDArray, got the "
+                            f"Symbol {extra[0]!r}; in hybrid_forward call F.{op.name}, not "
+                            f"mx.nd.{op.name}, so that it works on symbols too")
         if entry.var_num_key:
             raise TypeError(f"operator {op.name!r} takes NDArray inputs positionally and "
                             f"parameters as keywords; got {type(extra[0]).__name__} "
@@ -68,6 +74,11 @@ def call(op_name: str, *args: Any, out: Any = None, name: str | None = None,
             kwargs[field] = value
     named = None
     for key in list(kwargs):
+        if key not in entry.fields and _is_attribute(key):
+            # a symbol attribute (``__layout__`` from an RNN cell's state_info, ``lr_mult``):
+            # an imperative call has no node to keep it on and ignores it, as MXNet's does
+            del kwargs[key]
+            continue
         value = kwargs[key]
         if isinstance(value, NDArray):
             named = named or {}
@@ -79,6 +90,12 @@ def call(op_name: str, *args: Any, out: Any = None, name: str | None = None,
             del kwargs[key]  # an optional input passed as None (bias=None)
         return _invoke.invoke(op_name, inputs, kwargs, out)
     return _invoke.invoke(op_name, _place(entry, inputs, named, kwargs), kwargs, out)
+
+
+def _is_attribute(key: str) -> bool:
+    """Whether a keyword is a symbol attribute rather than a parameter."""
+    return (key.startswith("__") and key.endswith("__") and len(key) > 4) or \
+        key in _attribute.HIDDEN_KEYS
 
 
 def _place(entry: Any, positional: list, named: dict, kwargs: dict) -> list:

@@ -466,6 +466,13 @@ class Symbol:
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | _FLUENT)
 
+    def astype(self, *args: Any, **kwargs: Any) -> Symbol:
+        """MXNet's fluent ``cast``: ``x.astype('int32')`` is ``mx.sym.cast(x, dtype='int32')``
+        (as for NDArrays, which GluonNLP's hybridized blocks rely on)."""
+        from . import _frontend
+
+        return _frontend.function("cast")(self, *args, **kwargs)
+
     def __repr__(self) -> str:
         if len(self._outputs) == 1:
             return f"<Symbol {self.name}>"

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from .. import engine as engine_module
 from .. import plugins, resource, runtime
 from ..context import Context
-from ..operator import Gradient, Op, OpReqType, get_op
+from ..operator import Gradient, NoGradient, Op, OpReqType, get_op
 
 __all__ = [
     "check_operator",
@@ -448,7 +448,10 @@ def _run_examples(op: Op, backend: Any, eng: Any, max_examples: int | None) -> N
             dtype=dtype,
             rng=np.random.default_rng(seed),
         )
-        if dtype != "float64":  # the gradient is always checked in float64
+        # the gradient is always checked in float64; an operator without one whose domain
+        # leaves float64 out (the mixed-precision updates: float32 states) is not run there
+        if dtype != "float64" and not (isinstance(op.gradient, NoGradient)
+                                       and "float64" not in op.domain.dtypes):
             check_case(
                 op,
                 case.inputs,

@@ -394,15 +394,16 @@ def _target_one(p: MultiBoxTargetParam, anchors: np.ndarray, labels: np.ndarray,
 
 
 def _multibox_target_np(p: MultiBoxTargetParam, anchors, labels, cls_pred) -> list:
-    anchors = anchors.reshape(-1, 4)
+    # in float64 whatever the input dtype, so that IoU ties break the same way everywhere
+    anchors, labels, cls_pred = (np.asarray(x, dtype=np.float64)
+                                 for x in (anchors.reshape(-1, 4), labels, cls_pred))
     parts = [_target_one(p, anchors, labels[b], cls_pred[b]) for b in range(labels.shape[0])]
     return [np.stack([q[i] for q in parts]) for i in range(3)]
 
 
 def _multibox_target(attrs, ctx, inputs, req, outputs):
     host = [x.get() if hasattr(x, "get") else np.asarray(x) for x in inputs]
-    for out, r, value in zip(outputs, req, _multibox_target_np(
-            attrs, *(h.astype(np.float64) for h in host))):
+    for out, r, value in zip(outputs, req, _multibox_target_np(attrs, *host)):
         put(out, r, ctx.xp.asarray(value))
 
 

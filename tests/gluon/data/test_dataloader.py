@@ -94,6 +94,33 @@ def test_worker_processes_with_custom_batchify_and_tuples():
     assert isinstance(x, mx.nd.NDArray) and x.shape == (3, 2) and y.asnumpy().tolist() == [0, 1, 2]
 
 
+def _batch_in_a_forked_worker(samples):
+    # what GluonNLP's own worker loop does: batchify in the worker, ForkingPickler back
+    import io
+    import pickle
+
+    buffer = io.BytesIO()
+    gdata.dataloader.ForkingPickler(buffer, pickle.HIGHEST_PROTOCOL).dump(
+        gdata.default_mp_batchify_fn(samples))
+    return buffer.getvalue()
+
+
+def test_mp_batchify_gives_ndarrays_that_cross_processes():
+    import multiprocessing
+    import pickle
+
+    samples = [(np.full(2, i, np.float32), i) for i in range(3)]
+    x, y = gdata.default_mp_batchify_fn(samples)
+    assert isinstance(x, mx.nd.NDArray) and isinstance(y, mx.nd.NDArray)
+    assert x.dtype == np.float32 and x.shape == (3, 2)
+    nested = gdata.default_mp_batchify_fn([mx.nd.ones(2), mx.nd.zeros(2)])
+    assert isinstance(nested, mx.nd.NDArray) and nested.asnumpy().tolist() == [[1, 1], [0, 0]]
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        x, y = pickle.loads(pool.apply(_batch_in_a_forked_worker, (samples,)))
+    assert isinstance(x, mx.nd.NDArray) and x.asnumpy()[:, 0].tolist() == [0, 1, 2]
+    assert y.asnumpy().tolist() == [0, 1, 2]
+
+
 def test_auto_reload_and_abandoned_pass():
     loader = gdata.DataLoader(_Full(), batch_size=4, num_workers=2, auto_reload=True)
     first = iter(loader)

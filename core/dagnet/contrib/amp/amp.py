@@ -36,6 +36,9 @@ __all__ = [
 ]
 
 _state: dict[str, Any] = {"initialized": False, "target_dtype": None, "originals": {}}
+# MXNet's module flag, which libraries read to learn whether init() ran (GluonNLP's
+# attention cells keep float16 scores out of their softmax when it did).
+_amp_initialized = False
 
 
 def _check_target(target_dtype: Any) -> str:
@@ -146,6 +149,7 @@ def init(target_dtype: Any = "float16", target_precision_ops: Sequence[str] | No
     if layout_optimization:
         raise ValueError("amp.init: layout_optimization is a CUDA-only rewrite in MXNet; "
                          "dagnet has none, call init(layout_optimization=False)")
+    global _amp_initialized
     target = _check_target(target_dtype)
     if _state["initialized"]:
         return
@@ -172,6 +176,7 @@ def init(target_dtype: Any = "float16", target_precision_ops: Sequence[str] | No
             _state["originals"][(module.__name__, name)] = original
             setattr(module, name, _wrap(original, decide))
     _state.update(initialized=True, target_dtype=target)
+    _amp_initialized = True
 
 
 # -- loss scaling with a gluon Trainer ------------------------------------------------------

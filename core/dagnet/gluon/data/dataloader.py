@@ -33,14 +33,16 @@ def default_batchify_fn(data: list[Any]) -> Any:
 
 def default_mp_batchify_fn(data: list[Any]) -> Any:
     """What worker processes batch with by default: as :func:`default_batchify_fn`,
-    but into numpy arrays, which cross back to the loader's process cheaply and
-    become NDArrays there."""
+    NDArrays as MXNet's gives them (libraries with their own worker loops, GluonNLP's,
+    pickle them back and use them as NDArrays), stacked on the host in one copy."""
     first = data[0]
     if isinstance(first, ndarray.NDArray):
-        return np.stack([item.asnumpy() for item in data])
+        host = np.stack([item.asnumpy() for item in data])
+        return ndarray.array(host, dtype=host.dtype)
     if isinstance(first, tuple):
         return [default_mp_batchify_fn(list(column)) for column in zip(*data)]
-    return np.asarray(data)
+    host = np.asarray(data)
+    return ndarray.array(host, dtype=host.dtype)
 
 
 def _as_in_context(batch: Any, ctx: Context) -> Any:
