@@ -313,3 +313,21 @@ def test_box_nms_keeps_mxnet_layout(run_onnx):
         symbol = S.contrib.box_nms(x, overlap_thresh=0.3, valid_thresh=0.1, coord_start=2,
                                    score_index=1, **options)
         _check(symbol, [rows], 13, False, run_onnx)
+
+
+def test_box_nms_per_class_is_exact_far_from_the_origin(run_onnx):
+    # Two boxes of class 12 overlapping by 0.464 (above 0.45: the second is suppressed),
+    # the same pair again as class 13, and a box of class 0 a million away: any shifting
+    # of classes apart by the boxes' span would round these narrow boxes in float32.
+    # The last row has its corners the wrong way round: it overlaps nothing.
+    pair = [[0.92, 13.277958, -48.884132, 13.535505, 78.86708],
+            [0.897, 13.258251, -19.985537, 13.503048, 50.67376]]
+    rows = np.array([[12, *pair[0]], [12, *pair[1]], [13, *pair[0]], [13, *pair[1]],
+                     [0, 0.5, 1e6, 1e6, 1e6 + 5, 1e6 + 5],
+                     [12, 0.6, 13.5, 78.0, 13.3, -48.0]], np.float32)[None]
+    symbol = S.contrib.box_nms(x, overlap_thresh=0.45, valid_thresh=0.01, coord_start=2,
+                               score_index=1, id_index=0)
+    kept = mx.nd.contrib.box_nms(mx.nd.array(rows), overlap_thresh=0.45, valid_thresh=0.01,
+                                 coord_start=2, score_index=1, id_index=0).asnumpy()
+    assert (kept[0, :, 0] >= 0).sum() == 4  # dagnet agrees with MXNet's arithmetic here
+    _check(symbol, [rows], 13, False, run_onnx)

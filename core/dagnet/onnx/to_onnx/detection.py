@@ -57,9 +57,9 @@ def box_decode(node: ExportNode, g: OnnxBuilder) -> None:
 def box_nms(node: ExportNode, g: OnnxBuilder) -> None:
     """NonMaxSuppression in MXNet's form.  Per batch entry: rows scoring above
     valid_thresh (not of background_id) are candidates, the topk best of them enter a
-    greedy suppression at overlap_thresh (per class unless force_suppress: boxes are
-    shifted apart by class so that classes never overlap); the survivors come first,
-    best score first, converted to out_format, and every other row is -1."""
+    greedy suppression at overlap_thresh (per class unless force_suppress; a box with its
+    corners the wrong way round overlaps nothing); the survivors come first, best score
+    first, converted to out_format, and every other row is -1."""
     a = node.attrs
     data, dtype = node.inputs[0], node.in_dtypes[0]
     shape = node.in_shapes[0]
@@ -87,17 +87,30 @@ def box_nms(node: ExportNode, g: OnnxBuilder) -> None:
         ranked = g.op("Where", [g.op("Greater", [chosen, g.scalar(0, FLOAT32)]), ranked, lowest])
 
     centre = a.in_format == "center"
+    half = g.scalar(0.5, FLOAT32)
+    corners = _columns(g, boxes, 0, 4)
+    if centre:
+        corners = _to_corner(g, corners, half)
+    # A box with its corners the wrong way round has no area for MXNet (it overlaps
+    # nothing); ONNX would sort its corners, so it gets a width or height of zero.
+    x1, y1, x2, y2 = corners
+    boxes = g.concat([x1, y1, g.op("Max", [x1, x2]), g.op("Max", [y1, y2])], 2)
+    ranked = g.unsqueeze(ranked, [1])                                   # (B, 1, N)
     if ids is not None and not a.force_suppress:
-        span = g.op("Add", [g.op("Sub", [g.reduce("ReduceMax", boxes, None, False),
-                                         g.reduce("ReduceMin", boxes, None, False)]),
-                            g.scalar(1, FLOAT32)])
-        axes_moved = g.const(np.array([1, 1, 0, 0] if centre else [1, 1, 1, 1], FLOAT32))
-        offset = g.op("Mul", [g.op("Mul", [g.unsqueeze(ids, [2]), span]), axes_moved])
-        boxes = g.op("Add", [boxes, offset])
+        # Per class: ONNX suppresses within each row of (B, classes, N) scores, a row per
+        # distinct id (counted from the smallest) holding its boxes' scores and `lowest`
+        # elsewhere.  (Shifting boxes apart by class instead would cost float32 precision
+        # on the coordinates when they are large, and so change overlaps.)
+        classes = g.cast(g.op("Sub", [ids, g.reduce("ReduceMin", ids, None, False)]), INT64)
+        depth = g.op("Add", [g.reduce("ReduceMax", classes, None, False), g.ints([1])])
+        one_hot = g.op("OneHot", [classes, depth, g.const(np.array([0, 1], FLOAT32))],
+                       axis=1)                                              # (B, C, N)
+        ranked = g.op("Where", [g.op("Greater", [one_hot, g.scalar(0, FLOAT32)]),
+                                ranked, lowest])
     selected = g.op("NonMaxSuppression", [
-        boxes, g.unsqueeze(ranked, [1]), g.ints(count),
+        boxes, ranked, g.ints(count),
         g.const(np.array([a.overlap_thresh], FLOAT32)),
-        lowest], center_point_box=int(centre))  # the candidates are chosen already
+        lowest], center_point_box=0)  # the candidates are chosen already
     pairs = g.op("Gather", [selected, g.ints([0, 2])], axis=1)          # (M, 2): batch, box
     marks = g.op("Expand", [g.scalar(1, FLOAT32), g.dims(pairs, 0, 1)])
     kept = g.op("ScatterND", [g.op("Mul", [scores, g.scalar(0, FLOAT32)]), pairs, marks])
@@ -108,7 +121,6 @@ def box_nms(node: ExportNode, g: OnnxBuilder) -> None:
     if a.in_format != a.out_format:
         start = int(a.coord_start)
         coords = _columns(g, ordered, start, 4)
-        half = g.scalar(0.5, FLOAT32)
         converted = _to_centre(g, coords, half) if not centre else _to_corner(g, coords, half)
         parts = []
         if start > 0:
