@@ -23,17 +23,33 @@ def ort():
 
 
 @pytest.fixture
-def run_onnx(onnx, ort):
-    """``run_onnx(model, *arrays)``: the outputs of ONNX Runtime on one thread for a
-    ModelProto or file, the arrays fed to the graph's inputs in order."""
+def onnx_session(onnx, ort):
+    """``onnx_session(model)``: a runner ``run(*arrays)`` of one ONNX Runtime session on
+    one thread for a ModelProto or file, the arrays fed to the graph's inputs in order
+    (a large model is serialized and loaded once however often it runs)."""
 
-    def run(model, *arrays):
+    def session(model):
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
         data = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
-        session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
-        feeds = {i.name: np.asarray(a) for i, a in zip(session.get_inputs(), arrays)}
-        return session.run(None, feeds)
+        loaded = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+
+        def run(*arrays):
+            feeds = {i.name: np.asarray(a) for i, a in zip(loaded.get_inputs(), arrays)}
+            return loaded.run(None, feeds)
+
+        return run
+
+    return session
+
+
+@pytest.fixture
+def run_onnx(onnx_session):
+    """``run_onnx(model, *arrays)``: the outputs of ONNX Runtime on one thread for a
+    ModelProto or file, the arrays fed to the graph's inputs in order."""
+
+    def run(model, *arrays):
+        return onnx_session(model)(*arrays)
 
     return run

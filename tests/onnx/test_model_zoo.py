@@ -49,7 +49,7 @@ def _assert_close(got: np.ndarray, want: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_model_round_trip(name, run_onnx):
+def test_model_round_trip(name, onnx_session):
     size = _input_size(name)
     rng = np.random.default_rng(0)
     mx.random.seed(0)
@@ -65,13 +65,14 @@ def test_model_round_trip(name, run_onnx):
     sym = net(mx.sym.var("data"))
     model = mx.onnx.export_to_proto(sym, params, [x.shape], dynamic=True,
                                     dynamic_input_shapes=[(None, 3, size, size)])
-    _assert_close(run_onnx(model, x)[0], expected)
+    run = onnx_session(model)
+    _assert_close(run(x)[0], expected)
 
     # a variable batch: two samples together give what each gives alone
     other = rng.uniform(-1, 1, x.shape).astype(np.float32)
-    both = run_onnx(model, np.concatenate([x, other]))[0]
+    both = run(np.concatenate([x, other]))[0]
     _assert_close(both[:1], expected)
-    _assert_close(both[1:], run_onnx(model, other)[0])
+    _assert_close(both[1:], run(other)[0])
 
     imported, arg_params, aux_params = mx.onnx.import_model(model)
     args = {"data": mx.nd.array(x), **arg_params}
