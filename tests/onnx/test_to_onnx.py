@@ -169,7 +169,9 @@ CASES = [
                                                          S.shape_array(x).sum()),
                                         S.size_array(x)), [uniform(2, 3, high=9)], False),
     ("rnn_param_concat", S._internal._rnn_param_concat(x, y, num_args=2, dim=0),
-     [uniform(2, 3), uniform(4)], True),
+     [uniform(6), uniform(4)], True),
+    ("rnn_param_concat_dim", S._internal._rnn_param_concat(x, y, num_args=2),
+     [uniform(2, 3, 2), uniform(2, 1, 2)], True),
     # indexing
     ("take_modes", S.take(x, y, axis=1, mode="wrap") + S.take(x, y, axis=1, mode="clip"),
      [uniform(2, 4), np.array([[-1, 5], [2, 0]], np.float32)], False),

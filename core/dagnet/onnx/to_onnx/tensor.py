@@ -175,8 +175,9 @@ def concat(node: ExportNode, g: OnnxBuilder) -> None:
 
 @EXPORTS.register("_rnn_param_concat")
 def rnn_param_concat(node: ExportNode, g: OnnxBuilder) -> None:
-    """The fused RNN's flat parameter vector: every input flattened, then concatenated."""
-    g.op("Concat", [g.reshape(x, [-1]) for x in node.inputs], [node.outputs[0]], axis=0)
+    """The fused RNN's parameters joined: ONNX Concat along dim."""
+    axis = _axis(int(node.attrs.dim), node.rank(0))
+    g.op("Concat", node.inputs, [node.outputs[0]], axis=axis)
 
 
 @EXPORTS.register("stack")
