@@ -31,6 +31,12 @@ MODELS = [
 INPUT_SIZE = {"densenet": 224, "squeezenet": 224, "inceptionv3": 299, "alexnet": 64}
 
 
+# The heaviest round trips (VGG's 130 M parameters, the deepest ResNets and DenseNets):
+# marked slow, so that `-m "not slow"` leaves them out on a busy two-core machine.
+SLOW = {"resnet101_v1", "resnet152_v1", "resnet101_v2", "resnet152_v2", "densenet161",
+        "densenet201", "vgg16", "vgg19", "vgg16_bn", "vgg19_bn"}
+
+
 def _input_size(name: str) -> int:
     return next((size for prefix, size in INPUT_SIZE.items() if name.startswith(prefix)), 32)
 
@@ -48,7 +54,8 @@ def _assert_close(got: np.ndarray, want: np.ndarray) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in SLOW
+                                  else name for name in MODELS])
 def test_model_round_trip(name, onnx_session):
     size = _input_size(name)
     rng = np.random.default_rng(0)
