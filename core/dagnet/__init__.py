@@ -73,6 +73,7 @@ _LAZY_SUBMODULES = {
     "nd",
     "ndarray",
     "np", "npx", "numpy", "numpy_extension",  # mx.np and mx.npx: MXNet's NumPy interface
+    "onnx",
     "operator",
     "optimizer",
     "profiler",

@@ -1,4 +1,5 @@
-"""The ``dagnet`` command: ``plugins``, ``config``, ``ops`` and ``check OP``."""
+"""The ``dagnet`` command: ``plugins``, ``config``, ``ops``, ``check OP``, ``launch``,
+``im2rec`` and ``onnx``."""
 
 from __future__ import annotations
 
@@ -115,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         from .image.im2rec import main as im2rec_main
 
         return im2rec_main(argv[1:])
+    if argv[:1] == ["onnx"]:  # its own parser too: dagnet onnx export|import ...
+        from .onnx.command import main as onnx_main
+
+        return onnx_main(argv[1:])
     parser = argparse.ArgumentParser(prog="dagnet", description="dagnet plugin and config tools")
     parser.add_argument("--version", action="version", version=f"dagnet {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -153,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("training_command", nargs=argparse.REMAINDER, metavar="COMMAND ...")
     commands.add_parser("im2rec", help="make image lists or pack images into RecordIO files "
                         "(dagnet im2rec --help)")
+    commands.add_parser("onnx", help="export a saved model to ONNX, or import an ONNX model "
+                        "(dagnet onnx export|import --help)")
     args = parser.parse_args(argv)
     try:
         if args.command == "launch":

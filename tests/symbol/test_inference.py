@@ -66,6 +66,20 @@ def test_incomplete_shapes_warn_and_return_none():
     assert d.infer_shape_partial() == ([(), (), ()], [()], [])
 
 
+def test_an_empty_output_of_known_inputs_is_a_size_not_an_unknown():
+    # split_v2 at (0, 2, 4) makes an empty first section: MXNet infers and binds it
+    x = mx.sym.var("x")
+    parts = mx.sym.split_v2(x, indices_or_sections=(0, 2, 4), axis=2)
+    sections = [(4, 5, 0, 7), (4, 5, 2, 7), (4, 5, 2, 7), (4, 5, 2, 7)]
+    assert no_warnings(parts.infer_shape, x=(4, 5, 6, 7)) == ([(4, 5, 6, 7)], sections, [])
+    assert no_warnings((parts[0] * 2).infer_shape, x=(4, 5, 6, 7))[1] == [(4, 5, 0, 7)]
+    outputs = parts.bind(mx.cpu(), {"x": mx.nd.ones((4, 5, 6, 7))}).forward()
+    assert [o.shape for o in outputs] == sections
+    # a 0 given for an argument is still an unknown dimension
+    with pytest.warns(UserWarning, match=r"x: \(4, 0\)"):
+        assert (x * 2).infer_shape(x=(4, 0)) == (None, None, None)
+
+
 def test_shapes_positionally_and_as_lists():
     # MXNet accepts neither lists nor positional shapes mixed with names; dagnet does
     d = mx.sym.Variable("a") + mx.sym.Variable("b")

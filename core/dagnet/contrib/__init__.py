@@ -1,11 +1,12 @@
 """MXNet's ``mx.contrib``: the older autograd interface (:mod:`.autograd`), automatic
-mixed precision (:mod:`.amp`), quantization's calibration (:mod:`.quantization`, also
-``contrib.quant``), and the contrib operators as ``contrib.nd`` / ``contrib.sym`` (the
-``_contrib_*`` operators, also ``mx.nd.contrib`` and ``mx.sym.contrib``).
+mixed precision (:mod:`.amp`), ONNX import (:mod:`.onnx`), quantization's calibration
+(:mod:`.quantization`, also ``contrib.quant``), and the contrib operators as
+``contrib.nd`` / ``contrib.sym`` (the ``_contrib_*`` operators, also ``mx.nd.contrib``
+and ``mx.sym.contrib``).
 
 Also token vocabularies and embeddings (:mod:`.text`) and SVRG training
-(:mod:`.svrg_optimization`).  MXNet 1.x's ``contrib.onnx``, ``contrib.tensorboard`` and
-quantization's graph rewriting (``quantize_model``, ``quantize_net``) are not provided.
+(:mod:`.svrg_optimization`).  MXNet 1.x's ``contrib.tensorboard`` and quantization's
+graph rewriting (``quantize_model``, ``quantize_net``) are not provided.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from .. import ndarray as _ndarray
 from .. import symbol as _symbol
-from . import amp, autograd, quantization, text
+from . import amp, autograd, onnx, quantization, text
 
 ndarray = nd = _ndarray.contrib
 symbol = sym = _symbol.contrib
@@ -30,5 +31,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["amp", "autograd", "nd", "ndarray", "quant", "quantization", "svrg_optimization",
+__all__ = ["amp", "autograd", "nd", "ndarray", "onnx", "quant", "quantization",
+           "svrg_optimization",
            "sym", "symbol", "text"]

@@ -226,7 +226,7 @@ def _complete_shapes(symbol: Any, given: dict[str, Any], what: str) -> dict:
             + f"; give them as keyword arguments, e.g. {unknown[0].name}=(...)")
     for node in symbol._nodes():
         for index in range(node.num_outputs()):
-            if not shape_is_known(values.get((node, index))):
+            if not symbol._shape_is_final(values, (node, index)):
                 raise ShapeError(
                     f"{what}: cannot infer output {node.output_names()[index]!r} of node "
                     f"{node.name!r} (operator {node.op.name!r}) from the argument shapes "

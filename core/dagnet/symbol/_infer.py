@@ -21,7 +21,7 @@ from .._errors import DagnetError, DTypeError, ShapeError
 from ..operator import merge_dtype, merge_shape, shape_is_known
 from ._node import Entry, Node
 
-__all__ = ["infer_shapes", "infer_types", "parse_shape_attr", "dtype_from_attr",
+__all__ = ["infer_shapes", "infer_types", "shape_is_final", "parse_shape_attr", "dtype_from_attr",
            "dtype_to_attr", "DTYPE_CODES"]
 
 # MXNet's type flags, as ``__dtype__`` stores them in symbol JSON.
@@ -75,6 +75,29 @@ def infer_shapes(nodes: Sequence[Node], given: dict[Entry, Any]) -> tuple[dict, 
     """
     return _infer(nodes, given, lambda n, i, o: n.op.shapes(n.attrs, i, o), merge_shape,
                   _shape_known, ShapeError, "shape")
+
+
+def shape_is_final(values: dict[Entry, Any], entry: Entry) -> bool:
+    """Whether an inferred shape is settled: fully known, or with zero dimensions that are
+    sizes, not unknowns, because an operator computed the shape from settled inputs (an
+    empty ``split_v2`` section).  MXNet keeps "unknown" apart from 0 inside its inference;
+    without NumPy shape semantics dagnet spells both 0, and only how a shape was reached
+    tells them apart."""
+    seen: dict[int, bool] = {}
+
+    def final(entry: Entry) -> bool:
+        shape = values.get(entry)
+        if shape_is_known(shape):
+            return True
+        node = entry[0]
+        if shape is None or len(shape) == 0 or any(d < 0 for d in shape) or node.op is None:
+            return False
+        if id(node) not in seen:
+            seen[id(node)] = False  # a cycle is not settled
+            seen[id(node)] = all(final(e) for e in node.inputs)
+        return seen[id(node)]
+
+    return final(entry)
 
 
 def infer_types(nodes: Sequence[Node], given: dict[Entry, Any]) -> tuple[dict, dict]:

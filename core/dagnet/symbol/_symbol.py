@@ -32,6 +32,7 @@ from ._infer import (
     infer_shapes,
     infer_types,
     parse_shape_attr,
+    shape_is_final,
 )
 from ._node import Entry, Node, copy_graph, is_hidden_attr, topo_order
 
@@ -270,6 +271,11 @@ class Symbol:
         given.update(self._given(args, kwargs, "infer_shape", _as_shape))
         return infer_shapes(nodes, given)
 
+    @staticmethod
+    def _shape_is_final(values: dict, entry: Entry) -> bool:
+        """Whether an entry's inferred shape is settled (see ``shape_is_final``)."""
+        return shape_is_final(values, entry)
+
     def _infer_type_entries(self, *args: Any, **kwargs: Any) -> tuple[dict, dict]:
         """Dtypes of every entry of the graph (None where unknown)."""
         nodes = self._nodes()
@@ -293,7 +299,8 @@ class Symbol:
         arg_shapes, out_shapes, aux_shapes = self._split(values)
         from ..operator import shape_is_known
 
-        if all(shape_is_known(s) for s in arg_shapes + out_shapes + aux_shapes):
+        if all(shape_is_known(s) for s in arg_shapes + aux_shapes) \
+                and all(self._shape_is_final(values, e) for e in self._outputs):
             return arg_shapes, out_shapes, aux_shapes
         names = self.list_arguments() + self.list_auxiliary_states()
         unknown = [f"{n}: {() if s is None else tuple(s)}"

@@ -16,8 +16,10 @@ from dagnet.operator import (
     Op,
     Params,
     assign,
+    merge_shape,
 )
 from dagnet.resource import ResourceRequest
+from dagnet.util import dim_is_known, unknown_dim
 
 from .._draw import Draw
 from ._common import set_shape, times_transposed
@@ -501,79 +503,99 @@ BackwardRNN = Op(
 # -- _rnn_param_concat -------------------------------------------------------------------
 class ParamConcatParam(Params):
     num_args = Field(int, REQUIRED, "number of parameter arrays", low=1)
-    dim = Field(int, 0, "the axis to join on (only 0: the flat parameter vector)")
-
-    @classmethod
-    def parse(cls, op_name, kwargs):
-        attrs = super().parse(op_name, kwargs)
-        if attrs.dim != 0:
-            raise ParamError(f"operator {op_name!r}: dim must be 0 (the parameters join into "
-                             f"one flat vector), got {attrs.dim}")
-        return attrs
+    dim = Field(int, 1, "the axis to join on")
 
 
-def _size(shape):
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
+def _param_concat_axis(attrs, ndim):
+    if not -ndim <= attrs.dim < ndim:
+        raise ParamError(f"operator '_rnn_param_concat': dim {attrs.dim} is out of range for "
+                         f"inputs of {ndim} dimensions")
+    return attrs.dim % ndim
 
 
 def _param_concat_infer(attrs, ins, outs):
+    """Concat's rule, except that one or two inputs may not know their size along dim: they
+    share equally what the output has left (a layer's input weights, initialized on first
+    use, flattened)."""
+    op, unknown = "_rnn_param_concat", unknown_dim()
     names = [f"arg{i}" for i in range(attrs.num_args)]
     ins, outs = list(ins), list(outs)
-    known = [s is not None and len(s) > 0 and all(int(d) > 0 for d in s) for s in ins]
-    if all(known):
-        set_shape(outs, 0, (sum(_size(s) for s in ins),), "_rnn_param_concat", ["output"],
-                  "output")
-    elif outs[0] is not None and len(outs[0]) == 1 and outs[0][0]:
-        # the parameters whose shape is not known yet (the first layer's input weights,
-        # initialized on first use) share what the output has left, when they all have the
-        # same shape with just one unknown dimension
-        missing = [i for i, ok in enumerate(known) if not ok]
-        shapes = {tuple(int(d) for d in ins[i]) if ins[i] is not None else None
-                  for i in missing}
-        shape = shapes.pop() if len(shapes) == 1 else None
-        if shape is not None and shape.count(0) == 1:
-            rest = outs[0][0] - sum(_size(ins[j]) for j, ok in enumerate(known) if ok)
-            each, other = rest // len(missing), _size([d for d in shape if d > 0])
-            if rest > 0 and rest % len(missing) == 0 and each % other == 0:
-                for i in missing:
-                    set_shape(ins, i, tuple(d or each // other for d in shape),
-                              "_rnn_param_concat", names)
+    shapes = [s for s in ins + outs if s is not None and len(s) > 0]
+    if not shapes:
+        return ins, outs
+    ndim = len(shapes[0])
+    axis = _param_concat_axis(attrs, ndim)
+    template = None
+    for label, shape in [*zip(names, ins), ("output", outs[0])]:
+        if shape is None or len(shape) == 0:
+            continue
+        if len(shape) != ndim:
+            raise ParamError(f"operator {op!r}: {label!r} has shape {tuple(shape)} but the "
+                             f"others have {ndim} dimensions")
+        masked = tuple(unknown if i == axis else int(d) for i, d in enumerate(shape))
+        template = merge_shape(template, masked, f"operator {op!r}, {label!r} outside dim")
+    sizes = [int(s[axis]) if s is not None and len(s) > 0 else unknown for s in ins]
+    total = int(outs[0][axis]) if outs[0] is not None and len(outs[0]) > 0 else unknown
+    missing = [i for i, d in enumerate(sizes) if not dim_is_known(d)]
+    known_sum = sum(d for d in sizes if dim_is_known(d))
+    if not missing:
+        total = known_sum
+    elif len(missing) <= 2 and dim_is_known(total):
+        residual = total - known_sum
+        if residual < 0 or residual % len(missing):
+            raise ParamError(f"operator {op!r}: inputs of {known_sum} along dim {axis} leave "
+                             f"{residual} of the output's {total} to {len(missing)} others")
+        for i in missing:
+            sizes[i] = residual // len(missing)
+
+    def with_axis(d):
+        return tuple(d if i == axis else t for i, t in enumerate(template))
+
+    for i, size in enumerate(sizes):
+        set_shape(ins, i, with_axis(size), op, names)
+    set_shape(outs, 0, with_axis(total), op, ["output"], "output")
     return ins, outs
 
 
 def _param_concat_forward(attrs, ctx, inputs, req, outputs):
-    assign(outputs[0], req[0], ctx.xp.concatenate([x.reshape(-1) for x in inputs]))
+    axis = _param_concat_axis(attrs, inputs[0].ndim)
+    assign(outputs[0], req[0], ctx.xp.concatenate(list(inputs), axis=axis))
 
 
 def _param_concat_backward(attrs, ctx, inputs, req, outputs):
-    dy, p = inputs[0], 0
+    dy, start = inputs[0], 0
+    axis = _param_concat_axis(attrs, dy.ndim)
     for i, out in enumerate(outputs):
-        assign(out, req[i], dy[p:p + out.size].reshape(out.shape))
-        p += out.size
+        size = out.shape[axis]
+        assign(out, req[i], dy[(slice(None),) * axis + (slice(start, start + size),)])
+        start += size
 
 
 def _param_concat_sample(draw):
     d = Draw(draw)
     n = d.int(1, 3, "num_args")
-    return Case([d.uniform(d.shape(d.int(1, 2))) for _ in range(n)], {"num_args": n})
+    shape = list(d.shape(d.int(1, 2)))
+    dim = d.int(0, len(shape) - 1, "dim")
+    arrays = []
+    for _ in range(n):
+        shape[dim] = d.int(1, 3, "size along dim")
+        arrays.append(d.uniform(tuple(shape)))
+    return Case(arrays, {"num_args": n, "dim": dim})
 
 
 def _param_concat_reference(params, *arrays):
     import numpy as np
 
-    return np.concatenate([a.reshape(-1) for a in arrays])
+    return np.concatenate(arrays, axis=params["dim"])
 
 
 RNNParamConcat = Op(
     "_rnn_param_concat",
     description="""The recurrent layers' parameters joined into the fused ``RNN``
-operator's flat vector: every input flattened, then concatenated in order.  Unlike
-``Concat`` it infers one input's unknown dimension from the output's size (a
-layer's input size, when the weights are initialized on first use).  Gradient: the
-head gradient split back into the inputs' shapes.""",
+operator's flat vector (Gluon passes them flattened, with ``dim=0``): ``Concat``
+along ``dim`` (default 1), except that one or two inputs whose size along dim is
+unknown share what the output has left (a layer's input weights, initialized on
+first use).  Gradient: the head gradient split back along dim.""",
     params=ParamConcatParam,
     num_inputs=lambda a: a.num_args,
     input_names=lambda a: [f"arg{i}" for i in range(a.num_args)],

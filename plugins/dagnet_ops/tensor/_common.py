@@ -200,6 +200,16 @@ def c_divide(xp: Any, a: Any, b: Any) -> Any:
     return a / b
 
 
+def c_power(xp: Any, a: Any, b: Any) -> Any:
+    """``a ** b``; an integer base with a negative exponent goes through double as in
+    MXNet (``2 ** -1`` is 0; numpy refuses integer powers below zero)."""
+    if a.dtype.kind in "iu" and getattr(b, "dtype", None) is not None and \
+            b.dtype.kind in "iu" and bool((b < 0).any()):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return xp.power(a.astype(np.float64), b).astype(a.dtype)
+    return xp.power(a, b)
+
+
 def python_mod(xp: Any, a: Any, b: Any) -> Any:
     """``a mod b`` with Python's sign convention (MXNet's ``mshadow_op::mod``), 0 where
     ``b`` is 0; ``b`` may be a Python number (the ``_mod_scalar`` family)."""

@@ -44,6 +44,7 @@ from ._common import (
     backward_op,
     broadcast_shape,
     c_divide,
+    c_power,
     put,
     python_mod,
     python_mod_reference,
@@ -151,11 +152,12 @@ FUNCTIONS: dict[str, Binary] = {
                        "rhs) rhs``; 0 where rhs == 0.  Gradients ``dy`` and "
                        "``-floor(lhs / rhs) dy`` (undefined where the quotient is an integer; 0 "
                        "where rhs == 0, where the output is constant)."),
-    "power": Binary(lambda xp, a, b: xp.power(a, b), np.power, values=_power_values,
+    "power": Binary(c_power, lambda a, b: c_power(np, a, b), values=_power_values,
                     d_lhs=lambda xp, a, b: b * xp.power(a, b - 1),
                     d_rhs=lambda xp, a, b: xp.power(a, b) * xp.log(a), second=second_order.power,
                     desc="Power: ``out = lhs ^ rhs`` (NaN for a negative base and a fractional "
-                         "exponent).  Gradients ``rhs lhs^(rhs-1) dy`` and "
+                         "exponent; integers with a negative exponent as in C, through double).  "
+                         "Gradients ``rhs lhs^(rhs-1) dy`` and "
                          "``lhs^rhs ln(lhs) dy``."),
     "maximum": Binary(lambda xp, a, b: xp.maximum(a, b), np.maximum, values=_apart, ufunc="maximum",
                       d_lhs=lambda xp, a, b: a >= b, d_rhs=lambda xp, a, b: a < b,

@@ -61,11 +61,19 @@ Fn = Callable[..., Any]
 class OptionalIntTuple(Field):
     """A tuple of ints or None, written ``(None, 1)``: MXNet's ``slice`` begin/end/step."""
 
-    def __init__(self, default: Any = REQUIRED, desc: str = ""):
+    def __init__(self, default: Any = REQUIRED, desc: str = "", *, none_is_empty: bool = False):
         super().__init__(Shape, default, desc)
+        self.none_is_empty = none_is_empty
 
     def type_text(self) -> str:
         return "tuple of int or None"
+
+    def parse(self, value: Any, op_name: str) -> Any:
+        # MXNet reads step=None (the string "None" in a graph) as no step at all
+        if self.none_is_empty and (value is None or (isinstance(value, str)
+                                                     and value.strip() == "None")):
+            return ()
+        return super().parse(value, op_name)
 
     def _convert(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -658,7 +666,8 @@ class SliceParam(Params):
                                        "negative indices.")
     end = OptionalIntTuple(REQUIRED, "ending indices for the slice operation, supports negative "
                                      "indices.")
-    step = OptionalIntTuple((), "step for the slice operation, supports negative values.")
+    step = OptionalIntTuple((), "step for the slice operation, supports negative values.",
+                            none_is_empty=True)
 
 
 def _slices(op: str, attrs: Any, shape: Sequence[int]) -> tuple:

@@ -196,7 +196,8 @@ class _RNNLayer(HybridBlock):
                  for kind in ("weight", "bias") for layer in range(self._num_layers)
                  for d in "lr"[:self._dir] for group in groups
                  if f"{d}{layer}_{group}_{kind}" in params]
-        flat = F._rnn_param_concat(*order, dim=0, num_args=len(order))
+        flat = F._rnn_param_concat(*[p.reshape(-1) for p in order], dim=0,
+                                   num_args=len(order))
         rnn = F.RNN(inputs, flat, *states, state_size=self._hidden_size,
                     num_layers=self._num_layers, bidirectional=self._dir == 2,
                     p=self._dropout, state_outputs=True, mode=self._mode,
