@@ -1,5 +1,5 @@
-"""Hypothesis profiles (a fast default and a thorough ``ci`` profile, chosen when CI is
-set), ``engine_name``, which runs a test under each registered engine,
+"""Hypothesis profiles (a fast default, a derandomized ``ci`` profile chosen when CI is
+set, and ``thorough`` through ``HYPOTHESIS_PROFILE``), ``engine_name``, which runs a test under each registered engine,
 ``naive_pushes``, which records what the array front end pushes, and
 ``register``, which adds operators for one test."""
 
@@ -15,11 +15,19 @@ import dagnet
 settings.register_profile(
     "default", max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
+# 40 examples: the CI machine has two cores and the suite must stay well under 15 minutes
+# with every operator on every engine; HYPOTHESIS_PROFILE=thorough runs 200 of each
 settings.register_profile(
     "ci",
-    max_examples=60,
+    max_examples=40,
     deadline=None,
     derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "thorough",
+    max_examples=200,
+    deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile(
