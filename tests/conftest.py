@@ -1,7 +1,7 @@
 """Hypothesis profiles (a fast default, a derandomized ``ci`` profile chosen when CI is
-set, and ``thorough`` through ``HYPOTHESIS_PROFILE``), ``engine_name``, which runs a test under each registered engine,
-``naive_pushes``, which records what the array front end pushes, and
-``register``, which adds operators for one test."""
+set, and ``thorough`` through ``HYPOTHESIS_PROFILE``), ``engine_name``, which runs a
+test under each registered engine, ``naive_pushes``, which records what the array front
+end pushes, and ``register``, which adds operators for one test."""
 
 from __future__ import annotations
 
