@@ -273,38 +273,6 @@ class PoolTimeoutError(DataLoaderTimeoutError, multiprocessing.TimeoutError):
     the ``multiprocessing.TimeoutError`` MXNet's iterator lets through, so code catching
     either catches it."""
 
-# The dataset of this worker process, set once by the pool's initializer: a dataset
-# holding an open file (a RecordIO reader) is then opened per process, not pickled per
-# batch.
-_worker_dataset: Any = None
-
-
-def _worker_initializer(dataset: Any, active_shape: bool | None = None,
-                        active_array: bool | None = None) -> None:
-    """A worker process's initializer: keep ``dataset`` for :func:`_worker_fn`, and take
-    the parent's NumPy-semantics flags when given."""
-    global _worker_dataset
-    _worker_dataset = dataset
-    if active_shape is not None or active_array is not None:
-        util.set_np(shape=bool(active_shape), array=bool(active_array))
-
-
-def _worker_fn(samples: list[int], batchify_fn: Callable, dataset: Any = None) -> bytes:
-    """Make one batch in a worker process from the dataset :func:`_worker_initializer`
-    kept (``dataset`` is unused, as in MXNet), pickled for the trip back."""
-    if _worker_dataset is None:
-        raise RuntimeError("_worker_fn runs in a pool whose workers were started with "
-                           "initializer=_worker_initializer, initargs=(dataset, ...)")
-    batch = batchify_fn([_worker_dataset[i] for i in samples])
-    buffer = io.BytesIO()
-    ForkingPickler(buffer, pickle.HIGHEST_PROTOCOL).dump(batch)
-    return buffer.getvalue()
-
-
-def _thread_worker_fn(samples: list[int], batchify_fn: Callable, dataset: Any) -> Any:
-    """Make one batch in a pool thread, from ``dataset`` itself (nothing to pickle)."""
-    return batchify_fn([dataset[i] for i in samples])
-
 
 class _MultiWorkerIter:
     """One pass over ``batch_sampler``'s batches, made by ``worker_pool``.
