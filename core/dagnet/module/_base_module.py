@@ -258,22 +258,30 @@ class BaseModule:
                     eval_name_vals = epoch_eval_metric.get_global_name_value()
                 _notify(batch_end_callback, epoch, nbatch, eval_metric, locals())
                 nbatch += 1
-            for name, value in eval_name_vals:
-                self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
-            self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
-
-            arg, aux = self.get_params()
-            self.set_params(arg, aux)
-            if epoch_end_callback is not None:
-                for callback in _as_list(epoch_end_callback):
-                    callback(epoch, self.symbol, arg, aux)
-            if eval_data is not None:
-                results = self.score(eval_data, validation_metric,
-                                     score_end_callback=eval_end_callback,
-                                     batch_end_callback=eval_batch_end_callback, epoch=epoch)
-                for name, value in results:
-                    self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
+            self._end_epoch(epoch, tic, eval_name_vals, epoch_end_callback, eval_data,
+                            validation_metric, eval_end_callback, eval_batch_end_callback)
             train_data.reset()
+
+    def _end_epoch(self, epoch: int, tic: float, train_values: list[tuple[str, float]],
+                   epoch_end_callback: Any, eval_data: Any, validation_metric: Any,
+                   eval_end_callback: Any, eval_batch_end_callback: Any) -> None:
+        """What ``fit`` does after an epoch's batches: log the training metric and the
+        time, synchronize the parameters, call the epoch-end callbacks, score
+        ``eval_data`` and log it."""
+        for name, value in train_values:
+            self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
+        self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
+        arg, aux = self.get_params()
+        self.set_params(arg, aux)
+        if epoch_end_callback is not None:
+            for callback in _as_list(epoch_end_callback):
+                callback(epoch, self.symbol, arg, aux)
+        if eval_data is not None:
+            results = self.score(eval_data, validation_metric,
+                                 score_end_callback=eval_end_callback,
+                                 batch_end_callback=eval_batch_end_callback, epoch=epoch)
+            for name, value in results:
+                self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
 
     # -- parameters on disk --------------------------------------------------------------
     def save_params(self, fname: str) -> None:

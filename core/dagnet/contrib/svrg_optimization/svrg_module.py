@@ -270,17 +270,6 @@ class SVRGModule(Module):
                     for callback in as_list(batch_end_callback):
                         callback(params)
                 nbatch += 1
-            for name, value in eval_metric.get_name_value():
-                self.logger.info("Epoch[%d] Train-%s=%f", epoch, name, value)
-            self.logger.info("Epoch[%d] Time cost=%.3f", epoch, time.time() - tic)
-            arg, aux = self.get_params()
-            self.set_params(arg, aux)
-            if epoch_end_callback is not None:
-                for callback in as_list(epoch_end_callback):
-                    callback(epoch, self.symbol, arg, aux)
-            if eval_data is not None:
-                results = self.score(eval_data, validation_metric,
-                                     score_end_callback=eval_end_callback,
-                                     batch_end_callback=eval_batch_end_callback, epoch=epoch)
-                for name, value in results:
-                    self.logger.info("Epoch[%d] Validation-%s=%f", epoch, name, value)
+            self._end_epoch(epoch, tic, eval_metric.get_name_value(), epoch_end_callback,
+                            eval_data, validation_metric, eval_end_callback,
+                            eval_batch_end_callback)
