@@ -140,6 +140,16 @@ class _TokenEmbedding(vocab.Vocabulary):
                 archive.extractall(folder, filter="data")
         return path
 
+    def _load_pretrained(self, pretrained_file_name: str, embedding_root: str | None,
+                         init_unknown_vec: Callable[..., Any],
+                         vocabulary: vocab.Vocabulary | None) -> None:
+        """Fetch (or find) a registered pre-trained file under ``embedding_root`` and
+        load it, restricted to ``vocabulary`` when given."""
+        path = self._get_pretrained_file(embedding_root or _default_root(),
+                                         pretrained_file_name)
+        self._load_embedding(path, " ", init_unknown_vec)
+        self._build_embedding_for_vocabulary(vocabulary)
+
     def _load_embedding(self, pretrained_file_path: str, elem_delim: str,
                         init_unknown_vec: Callable[..., Any], encoding: str = "utf8") -> None:
         """Index the tokens of the embedding file (one ``token<delim>v1<delim>...vk``
@@ -334,10 +344,8 @@ class GloVe(_TokenEmbedding):
                  vocabulary: vocab.Vocabulary | None = None, **kwargs: Any) -> None:
         self._check_pretrained_file_names(pretrained_file_name)
         super().__init__(**kwargs)
-        path = self._get_pretrained_file(embedding_root or _default_root(),
-                                         pretrained_file_name)
-        self._load_embedding(path, " ", init_unknown_vec)
-        self._build_embedding_for_vocabulary(vocabulary)
+        self._load_pretrained(pretrained_file_name, embedding_root, init_unknown_vec,
+                              vocabulary)
 
 
 @register
@@ -359,10 +367,8 @@ class FastText(_TokenEmbedding):
                  vocabulary: vocab.Vocabulary | None = None, **kwargs: Any) -> None:
         self._check_pretrained_file_names(pretrained_file_name)
         super().__init__(**kwargs)
-        path = self._get_pretrained_file(embedding_root or _default_root(),
-                                         pretrained_file_name)
-        self._load_embedding(path, " ", init_unknown_vec)
-        self._build_embedding_for_vocabulary(vocabulary)
+        self._load_pretrained(pretrained_file_name, embedding_root, init_unknown_vec,
+                              vocabulary)
 
 
 class CustomEmbedding(_TokenEmbedding):
