@@ -24,7 +24,7 @@ from .._draw import Draw
 from ._common import scatter_add, set_shape
 from ._second_order import embedding_backward_gradient
 
-__all__ = ["OPS"]
+__all__ = ["OPS", "embedding_backward", "embedding_rows"]
 
 
 class EmbeddingParam(Params):
@@ -54,23 +54,27 @@ def _infer_type(attrs, ins, outs):
     return [ins[0] if ins[0] is not None else np.dtype(np.float32), weight], [weight]
 
 
-def _rows(xp, attrs, data):
-    """The row of each index: truncated to an integer and clipped into range, as MXNet."""
+def embedding_rows(xp, attrs, data):
+    """The weight row of each index (also for contrib.SparseEmbedding): truncated to an
+    integer and clipped into range, as MXNet."""
     return xp.clip(data.astype(np.int64), 0, attrs.input_dim - 1)
 
 
 def _forward(attrs, ctx, inputs, req, outputs):
     data, weight = inputs
-    assign(outputs[0], req[0], ctx.xp.take(weight, _rows(ctx.xp, attrs, data), axis=0))
+    assign(outputs[0], req[0], ctx.xp.take(weight, embedding_rows(ctx.xp, attrs, data), axis=0))
 
 
-def _backward(attrs, ctx, inputs, req, outputs):
+def embedding_backward(attrs, ctx, inputs, req, outputs):
+    """Embedding's backward kernel: zero for the indices, each index's head gradient summed
+    into its weight row (also contrib.SparseEmbedding's non-deterministic path)."""
     xp = ctx.xp
     dy, data, weight = inputs
     assign(outputs[0], req[0], 0)
     if req[1] is not OpReqType.NULL:
         grad = xp.zeros(weight.shape, dtype=dy.dtype)
-        scatter_add(xp, grad, _rows(xp, attrs, data).reshape(-1), dy.reshape(-1, attrs.output_dim))
+        rows = embedding_rows(xp, attrs, data).reshape(-1)
+        scatter_add(xp, grad, rows, dy.reshape(-1, attrs.output_dim))
         assign(outputs[1], req[1], grad)
 
 
@@ -106,7 +110,7 @@ row it was read from (repeated indices accumulate); ``data`` gets a zero gradien
 
 BackwardEmbedding = Op(
     "_backward_Embedding", params=EmbeddingParam, num_inputs=3, num_outputs=2,
-    compute={XP: _backward}, gradient=ComposedGradient(embedding_backward_gradient),
+    compute={XP: embedding_backward}, gradient=ComposedGradient(embedding_backward_gradient),
     is_backward=True, forward_op="Embedding",
 )
 

@@ -49,9 +49,13 @@ from dagnet.operator import (
     Params,
 )
 
-from ..nn.embedding import BackwardEmbedding, Embedding, EmbeddingParam
-from ..nn.embedding import _backward as embedding_backward
-from ..nn.embedding import _rows as embedding_rows
+from ..nn.embedding import (
+    BackwardEmbedding,
+    Embedding,
+    EmbeddingParam,
+    embedding_backward,
+    embedding_rows,
+)
 from . import _sampling as S
 from ._common import backward_op, first_input_type, put, same_shape, scatter_add
 from .reduce import reduction
