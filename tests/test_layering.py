@@ -44,6 +44,7 @@ ALLOWED_UPWARD = {
     ("ndarray", "random"): "mx.nd.random is mx.random's samplers",
     ("ndarray", "executor"): "mx.nd.CachedOp runs a symbol through an executor",
     ("symbol", "executor"): "Symbol.bind and Symbol.simple_bind make executors",
+    ("ndarray", "numpy"): "NDArray.as_np_ndarray gives an mx.np array",
 }
 
 
