@@ -29,6 +29,7 @@ LAYERS = [
     {"runtime"},
     {"ndarray"},
     {"symbol", "executor", "autograd", "random", "numpy", "numpy_extension", "np", "npx",
+     "numpy_dispatch_protocol", "numpy_op_signature",
      "onnx"},
     {"initializer", "optimizer", "lr_scheduler", "metric", "io", "kvstore", "model",
      "recordio", "image", "profiler"},
@@ -43,6 +44,7 @@ ALLOWED_UPWARD = {
     ("ndarray", "random"): "mx.nd.random is mx.random's samplers",
     ("ndarray", "executor"): "mx.nd.CachedOp runs a symbol through an executor",
     ("symbol", "executor"): "Symbol.bind and Symbol.simple_bind make executors",
+    ("ndarray", "numpy"): "NDArray.as_np_ndarray gives an mx.np array",
 }
 
 

@@ -113,6 +113,7 @@ __all__ = [
     "check_symbolic_forward",
     "check_symbolic_backward",
     "check_consistency",
+    "check_gluon_hybridize_consistency",
     # MXNet's module has no __all__, so its tests' ``from mxnet.test_utils import *``
     # also brings these in, and some of them use them without importing them.
     "mx",
@@ -998,6 +999,79 @@ def _check_op_consistency(
                 names=(f"{op.name} output {index} on {ctx}", f"on {ctx_list[0]}"),
             )
     return results
+
+
+class _SavedValues(mx.init.Initializer):
+    """Fills each parameter with the saved NumPy array of its name."""
+
+    def __init__(self, values: Mapping[str, np.ndarray]) -> None:
+        super().__init__()
+        self._values = values
+
+    def __call__(self, desc: Any, arr: Any) -> None:
+        if str(desc) not in self._values:
+            raise KeyError(f"no saved value for parameter {str(desc)!r}; saved: "
+                           f"{sorted(self._values)}")
+        arr[()] = self._values[str(desc)]
+
+
+def check_gluon_hybridize_consistency(net_builder: Callable[..., Any], data_l: Sequence[Any],
+                                      numpy_func: Callable[..., Any] | None = None,
+                                      test_grad: bool = True, rtol: float = 1e-4,
+                                      atol: float = 1e-4) -> None:
+    """Check that a HybridBlock gives the same output (and input gradients) imperatively
+    and hybridized.
+
+    ``net_builder(prefix=...)`` builds the block (it must hold no random operator);
+    ``data_l`` are its inputs (``mx.np`` arrays).  The block is built four times
+    (imperative/hybridized, with and without autograd when ``test_grad``), all with
+    the parameter values the first build drew; each output must match the first one,
+    and each input gradient (``out.backward(out)``) the first ones.  When
+    ``numpy_func`` is given, the output must also match ``numpy_func`` applied to the
+    inputs as NumPy arrays.
+    """
+    first_params: dict[str, np.ndarray] | None = None
+    ref_out: np.ndarray | None = None
+    ref_grads: list[np.ndarray] | None = None
+    for hybridize in (False, True):
+        for with_grad in ((False, True) if test_grad else (False,)):
+            net = net_builder(prefix="net_")
+            if first_params is None:
+                net.initialize()
+            else:
+                net.initialize(_SavedValues(first_params))
+            if hybridize:
+                net.hybridize()
+            inputs = [x.copy() for x in data_l]
+            if with_grad:
+                for x in inputs:
+                    x.attach_grad()
+                with mx.autograd.record():
+                    out = net(*inputs)
+                out.backward(out)
+            else:
+                out = net(*inputs)
+            if first_params is None:
+                first_params = {name: p.data().asnumpy()
+                                for name, p in net.collect_params().items()}
+            if ref_out is None:
+                ref_out = out.asnumpy()
+            else:
+                assert_almost_equal(out.asnumpy(), ref_out, rtol=rtol, atol=atol,
+                                    names=(f"output (hybridize={hybridize})", "first output"))
+            if with_grad:
+                grads = [x.grad.asnumpy() for x in inputs]
+                if ref_grads is None:
+                    ref_grads = grads
+                else:
+                    for got, want in zip(grads, ref_grads):
+                        assert_almost_equal(got, want, rtol=rtol, atol=atol,
+                                            names=(f"input gradient (hybridize={hybridize})",
+                                                   "first input gradient"))
+    if numpy_func is not None:
+        expected = numpy_func(*[x.asnumpy() for x in data_l])
+        assert_almost_equal(ref_out, expected, rtol=rtol, atol=atol,
+                            names=("block output", "numpy_func output"))
 
 
 def simple_forward(sym: Any, ctx: Context | None = None, is_train: bool = False,

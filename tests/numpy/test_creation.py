@@ -98,3 +98,20 @@ def test_c_order_only_and_formatting():
     with pytest.raises(TypeError, match="format"):
         f"{np.array([1.0]):30}"
     assert np.bool is bool and np.array([1, 0], dtype=np.bool).dtype == onp.bool_
+
+
+def test_nd_array_as_np_ndarray_shares_memory_and_grad():
+    x = mx.nd.array([1.0, 2.0])
+    y = x.as_np_ndarray()
+    assert isinstance(y, mx.np.ndarray) and y.shape == (2,)
+    y[0] = 5.0
+    assert x.asnumpy()[0] == 5.0
+
+
+def test_optimizer_records_numpy_mode():
+    assert mx.optimizer.SGD().allow_np_array is False
+    mx.npx.set_np()
+    try:
+        assert mx.optimizer.SGD().allow_np_array is True
+    finally:
+        mx.npx.reset_np()

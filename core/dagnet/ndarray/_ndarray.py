@@ -118,6 +118,13 @@ class NDArray:
         """Block until every pending write to this array has finished (raising its failure)."""
         current_engine().wait_for_var(self._chunk.var)
 
+    def as_np_ndarray(self) -> Any:
+        """This array as an ``mx.np.ndarray``: the same memory and autograd state, with
+        NumPy's semantics (MXNet's ``NDArray.as_np_ndarray``)."""
+        from ..numpy import as_np_ndarray
+
+        return as_np_ndarray(self)
+
     def asnumpy(self) -> np.ndarray:
         """A numpy copy of the values, after pending writes finish."""
         current_engine().wait_for_var(self._chunk.var)

@@ -130,6 +130,17 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
 
     __slots__ = ()
 
+    # -- NumPy's dispatch protocols: numpy.f(x) runs mx.np.f(x) ----------------------
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        from .dispatch import array_function
+
+        return array_function(func, types, args, kwargs)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        from .dispatch import array_ufunc
+
+        return array_ufunc(ufunc, method, inputs, kwargs)
+
     # -- layout ----------------------------------------------------------------------
     @property
     def dtype(self) -> onp.dtype:  # type: ignore[override]

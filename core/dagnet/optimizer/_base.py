@@ -14,6 +14,7 @@ from .. import ndarray
 from .._argcheck import ArgumentTypeError, integer, real
 from .._errors import DagnetError, ParamError, UnknownNameError
 from ..lr_scheduler import LRScheduler
+from ..util import is_np_array
 
 __all__ = ["Optimizer", "Updater", "register", "create", "get_updater",
            "UnknownOptimizerError", "LRSchedulerConflict"]
@@ -78,6 +79,9 @@ class Optimizer:
         self.lr = self._initial_lr(owner, learning_rate)
         self.begin_num_update = integer(owner, "begin_num_update", begin_num_update, minimum=0)
         self.num_update = self.begin_num_update
+        # whether it was made in NumPy mode (npx.set_np / @use_np), as MXNet records; dagnet's
+        # Updater takes mx.np and mx.nd arrays alike, since an mx.np array is an NDArray
+        self.allow_np_array = is_np_array()
         # One table of per-index update counts per device: each device's copy of a
         # weight is updated, and counted, on its own.
         self._all_index_update_counts: dict[int, dict[Any, int]] = {0: {}}
