@@ -470,3 +470,19 @@ def test_relu_gradient_is_nan_where_its_input_is():
         y = mx.nd.relu(x)
     y.backward()
     np.testing.assert_array_equal(x.grad.asnumpy(), [np.nan, 0, 0, 1, 1])
+
+
+def test_gamma_and_gammaln_at_poles_and_overflow_give_cs_values():
+    """Where Python's math raises, gamma and gammaln give what C's tgamma/lgamma (and
+    MXNet 1.9.1) give: +-inf at +-0, NaN at negative integers and -inf, inf past float64."""
+    import dagnet as mx
+
+    x = np.array([0.0, -0.0, -1.0, -2.0, np.inf, -np.inf, 172.0, -0.5], dtype=np.float64)
+    with np.errstate(all="ignore"):
+        gamma = mx.nd.gamma(mx.nd.array(x, dtype="float64")).asnumpy()
+        gammaln = mx.nd.gammaln(mx.nd.array(x, dtype="float64")).asnumpy()
+    np.testing.assert_array_equal(gamma[:7], [np.inf, -np.inf, np.nan, np.nan, np.inf,
+                                              np.nan, np.inf])
+    np.testing.assert_allclose(gamma[7], -2 * np.sqrt(np.pi))
+    np.testing.assert_array_equal(gammaln[:6], [np.inf] * 6)
+    np.testing.assert_allclose(gammaln[6:], [711.71472580229, np.log(2 * np.sqrt(np.pi))])

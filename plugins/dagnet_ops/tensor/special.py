@@ -17,8 +17,28 @@ from dagnet.operator import Op
 
 from .elemwise_unary import unary
 
-_gamma = np.vectorize(math.gamma, otypes=[np.float64])
-_lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
+
+def _c_gamma(v: float) -> float:
+    """Gamma as C's ``tgamma`` (and MXNet) gives it where Python's raises: +-inf at +-0,
+    NaN at the negative integers and -inf, inf past float64's range."""
+    try:
+        return math.gamma(v)
+    except OverflowError:
+        return math.inf
+    except ValueError:
+        return math.copysign(math.inf, v) if v == 0 else math.nan
+
+
+def _c_lgamma(v: float) -> float:
+    """ln|Gamma| as C's ``lgamma`` (and MXNet) gives it: inf at the poles."""
+    try:
+        return math.lgamma(v)
+    except (ValueError, OverflowError):
+        return math.inf
+
+
+_gamma = np.vectorize(_c_gamma, otypes=[np.float64])
+_lgamma = np.vectorize(_c_lgamma, otypes=[np.float64])
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
