@@ -28,11 +28,12 @@ from dagnet import ParamError, engine, runtime
 from dagnet import ndarray as nd
 from dagnet import symbol as sym
 from dagnet.context import cpu
-from dagnet.operator import OpReqType, assign
+from dagnet.operator import XP, Domain, Gradient, Op, OpBuilder, OpReqType, Params, assign
 
-__all__ = ["KEPT", "Runner", "feeds", "grad_dtype", "graph_shapes", "graph_types", "host",
-           "inline", "runner", "subgraphs_of", "write"]
+__all__ = ["KEPT", "TOKEN_DTYPE", "Runner", "control_flow_ops", "feeds", "grad_dtype",
+           "graph_shapes", "graph_types", "host", "inline", "runner", "subgraphs_of", "write"]
 
+TOKEN_DTYPE = np.dtype(np.int64)  # the hidden last output: the key of the kept executors
 KEPT = 64  # executors kept for a backward pass, across all control-flow calls
 _POOL_PER_KEY = 16  # free executors kept per signature (a loop's steps each hold one)
 
@@ -229,3 +230,31 @@ def take_kept(token: int) -> Any:
 def device_of(ctx: Any) -> Any:
     """The device a kernel runs on."""
     return ctx.ctx if ctx.ctx is not None else cpu()
+
+
+def control_flow_ops(name: str, subgraph_count: int, params: type[Params], description: str,
+                     layout: Callable[[Any], Any], infer_shape: Callable, infer_type: Callable,
+                     forward: Callable, backward: Callable, domain: Domain) -> list[Op]:
+    """A control-flow operator and its backward: ``subgraph_count`` subgraphs counted in
+    ``num_args`` before the node's inputs, ``num_outputs`` visible outputs and the hidden
+    token of the executors kept for the backward pass, the aux inputs ``layout`` names
+    mutated in place."""
+    op = (
+        OpBuilder(name)
+        .describe(description)
+        .set_params(params)
+        .set_num_inputs(lambda a: a.num_args - subgraph_count)
+        .set_num_outputs(lambda a: a.num_outputs + 1)
+        .set_num_visible_outputs(lambda a: a.num_outputs)
+        .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args - subgraph_count)])
+        .set_output_names(lambda a: [f"output{i}" for i in range(a.num_outputs)] + ["token"])
+        .set_mutate_inputs(lambda a: layout(a).aux_inputs)
+        .set_key_var_num_args("num_args")
+        .set_infer_shape(infer_shape)
+        .set_infer_type(infer_type)
+        .set_compute(forward, device=XP)
+        .set_gradient(Gradient(f"_backward{name}", ("out_grad", "in_data", "out_data")))
+        .set_domain(domain)
+        .build()
+    )
+    return [op, OpBuilder.backward_for(op).set_compute(backward, device=XP).build()]

@@ -21,12 +21,9 @@ from dagnet import ndarray as nd
 from dagnet import symbol as sym
 from dagnet.operator import (
     REQUIRED,
-    XP,
     Case,
     Domain,
     Field,
-    Gradient,
-    OpBuilder,
     Params,
     Shape,
     merge_dtype,
@@ -36,9 +33,6 @@ from dagnet.operator import (
 from . import _subgraph as S
 
 __all__ = ["OPS"]
-
-_TOKEN = np.dtype(np.int64)
-
 
 class CondParam(Params):
     subgraphs = Field(str, REQUIRED, "a JSON list of three symbol graphs: the condition (one "
@@ -103,7 +97,7 @@ def _infer_type(attrs, ins, outs):
     outs = list(outs)
     if len(outs) == attrs.num_outputs:
         outs.append(None)
-    return _infer(attrs, ins, outs, S.graph_types, merge_dtype, _TOKEN)
+    return _infer(attrs, ins, outs, S.graph_types, merge_dtype, S.TOKEN_DTYPE)
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -199,28 +193,10 @@ def _reference(params, flag, x, w):
     return [x * w, np.tanh(x)] if flag[0] else [x + w, np.sin(w)]
 
 
-COND = (
-    OpBuilder("_cond")
-    .describe(
-        "Run the subgraph ``then_branch`` when the subgraph ``cond`` gives true, else "
-        "``else_branch`` (``mx.sym.contrib.cond``); the outputs are those of the branch "
-        "that ran.")
-    .set_params(CondParam)
-    .set_num_inputs(lambda a: a.num_args - 3)
-    .set_num_outputs(lambda a: a.num_outputs + 1)
-    .set_num_visible_outputs(lambda a: a.num_outputs)
-    .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args - 3)])
-    .set_output_names(lambda a: [f"output{i}" for i in range(a.num_outputs)] + ["token"])
-    .set_mutate_inputs(lambda a: _layout(a).aux_inputs)
-    .set_key_var_num_args("num_args")
-    .set_infer_shape(_infer_shape)
-    .set_infer_type(_infer_type)
-    .set_compute(_forward, device=XP)
-    .set_gradient(Gradient("_backward_cond", ("out_grad", "in_data", "out_data")))
-    .set_domain(Domain(_sample, reference=_reference, rtol=1e-4, atol=1e-6))
-    .build()
-)
-
-BACKWARD_COND = OpBuilder.backward_for(COND).set_compute(_backward, device=XP).build()
-
-OPS = [COND, BACKWARD_COND]
+OPS = S.control_flow_ops(
+    "_cond", 3, CondParam,
+    "Run the subgraph ``then_branch`` when the subgraph ``cond`` gives true, else "
+    "``else_branch`` (``mx.sym.contrib.cond``); the outputs are those of the branch "
+    "that ran.",
+    _layout, _infer_shape, _infer_type, _forward, _backward,
+    Domain(_sample, reference=_reference, rtol=1e-4, atol=1e-6))

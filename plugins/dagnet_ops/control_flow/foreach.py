@@ -24,12 +24,9 @@ from dagnet import ShapeError
 from dagnet import symbol as sym
 from dagnet.operator import (
     REQUIRED,
-    XP,
     Case,
     Domain,
     Field,
-    Gradient,
-    OpBuilder,
     Params,
     Shape,
     merge_dtype,
@@ -39,9 +36,6 @@ from dagnet.operator import (
 from . import _subgraph as S
 
 __all__ = ["OPS"]
-
-_TOKEN = np.dtype(np.int64)
-
 
 class ForeachParam(Params):
     subgraphs = Field(str, REQUIRED, "the loop body, a JSON list of one symbol graph: its "
@@ -183,7 +177,7 @@ def _infer_type(attrs, ins, outs):
                for j, (t, name) in enumerate(zip(ins, lay.body_input))]
     new_outs = [merge_dtype(outs[i], t, f"operator '_foreach', output {i}")
                 for i, t in enumerate(body_outs)]
-    new_outs.append(_TOKEN)
+    new_outs.append(S.TOKEN_DTYPE)
     return new_ins, new_outs
 
 
@@ -281,29 +275,11 @@ def _reference(params, x, h, w):
     return [np.stack(outs), h]
 
 
-FOREACH = (
-    OpBuilder("_foreach")
-    .describe(
-        "Run the subgraph (``subgraphs``) over the slices of the data inputs along axis 0 "
-        "(``mx.sym.contrib.foreach``): each step reads one slice of each data array, the "
-        "states the step before left and the remaining inputs; the step outputs are stacked "
-        "along a new axis 0 and the last states returned after them.")
-    .set_params(ForeachParam)
-    .set_num_inputs(lambda a: a.num_args - 1)
-    .set_num_outputs(lambda a: a.num_outputs + 1)
-    .set_num_visible_outputs(lambda a: a.num_outputs)
-    .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args - 1)])
-    .set_output_names(lambda a: [f"output{i}" for i in range(a.num_outputs)] + ["token"])
-    .set_mutate_inputs(lambda a: _layout(a).aux_inputs)
-    .set_key_var_num_args("num_args")
-    .set_infer_shape(_infer_shape)
-    .set_infer_type(_infer_type)
-    .set_compute(_forward, device=XP)
-    .set_gradient(Gradient("_backward_foreach", ("out_grad", "in_data", "out_data")))
-    .set_domain(Domain(_sample, reference=_reference, rtol=1e-4, atol=1e-6))
-    .build()
-)
-
-BACKWARD_FOREACH = OpBuilder.backward_for(FOREACH).set_compute(_backward, device=XP).build()
-
-OPS = [FOREACH, BACKWARD_FOREACH]
+OPS = S.control_flow_ops(
+    "_foreach", 1, ForeachParam,
+    "Run the subgraph (``subgraphs``) over the slices of the data inputs along axis 0 "
+    "(``mx.sym.contrib.foreach``): each step reads one slice of each data array, the "
+    "states the step before left and the remaining inputs; the step outputs are stacked "
+    "along a new axis 0 and the last states returned after them.",
+    _layout, _infer_shape, _infer_type, _forward, _backward,
+    Domain(_sample, reference=_reference, rtol=1e-4, atol=1e-6))

@@ -26,12 +26,9 @@ from dagnet import ndarray as nd
 from dagnet import symbol as sym
 from dagnet.operator import (
     REQUIRED,
-    XP,
     Case,
     Domain,
     Field,
-    Gradient,
-    OpBuilder,
     OpReqType,
     Params,
     Shape,
@@ -42,9 +39,6 @@ from dagnet.operator import (
 from . import _subgraph as S
 
 __all__ = ["OPS"]
-
-_TOKEN = np.dtype(np.int64)
-
 
 class WhileLoopParam(Params):
     subgraphs = Field(str, REQUIRED, "a JSON list of two symbol graphs: the condition (one "
@@ -132,7 +126,7 @@ def _infer_type(attrs, ins, outs):
     for k, j in enumerate(lay.var_inputs):
         merged = merge_dtype(new_ins[j], new_outs[lay.n_out + k], f"{where}, loop variable {k}")
         new_ins[j] = new_outs[lay.n_out + k] = merged
-    new_outs.append(_TOKEN)
+    new_outs.append(S.TOKEN_DTYPE)
     return new_ins, new_outs
 
 
@@ -288,30 +282,11 @@ def _reference(params, i, x, w, limit):
     return [rows, i, x]
 
 
-WHILE_LOOP = (
-    OpBuilder("_while_loop")
-    .describe(
-        "Run the subgraph ``func`` while the subgraph ``cond`` gives true, at most "
-        "``max_iterations`` times (``mx.sym.contrib.while_loop``): the step outputs are "
-        "stacked into ``max_iterations`` rows (zeros after the last step), then come the "
-        "last loop variables.")
-    .set_params(WhileLoopParam)
-    .set_num_inputs(lambda a: a.num_args - 2)
-    .set_num_outputs(lambda a: a.num_outputs + 1)
-    .set_num_visible_outputs(lambda a: a.num_outputs)
-    .set_input_names(lambda a: [f"data{j}" for j in range(a.num_args - 2)])
-    .set_output_names(lambda a: [f"output{i}" for i in range(a.num_outputs)] + ["token"])
-    .set_mutate_inputs(lambda a: _layout(a).aux_inputs)
-    .set_key_var_num_args("num_args")
-    .set_infer_shape(_infer_shape)
-    .set_infer_type(_infer_type)
-    .set_compute(_forward, device=XP)
-    .set_gradient(Gradient("_backward_while_loop", ("out_grad", "in_data", "out_data")))
-    .set_domain(Domain(_sample, reference=_reference, rtol=1e-4, atol=1e-6))
-    .build()
-)
-
-BACKWARD_WHILE_LOOP = (OpBuilder.backward_for(WHILE_LOOP).set_compute(_backward, device=XP)
-                       .build())
-
-OPS = [WHILE_LOOP, BACKWARD_WHILE_LOOP]
+OPS = S.control_flow_ops(
+    "_while_loop", 2, WhileLoopParam,
+    "Run the subgraph ``func`` while the subgraph ``cond`` gives true, at most "
+    "``max_iterations`` times (``mx.sym.contrib.while_loop``): the step outputs are "
+    "stacked into ``max_iterations`` rows (zeros after the last step), then come the "
+    "last loop variables.",
+    _layout, _infer_shape, _infer_type, _forward, _backward,
+    Domain(_sample, reference=_reference, rtol=1e-4, atol=1e-6))
