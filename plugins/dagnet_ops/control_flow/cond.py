@@ -34,6 +34,7 @@ from . import _subgraph as S
 
 __all__ = ["OPS"]
 
+
 class CondParam(Params):
     subgraphs = Field(str, REQUIRED, "a JSON list of three symbol graphs: the condition (one "
                                      "one-element output), the branch run when it is true, "

@@ -37,6 +37,7 @@ from . import _subgraph as S
 
 __all__ = ["OPS"]
 
+
 class ForeachParam(Params):
     subgraphs = Field(str, REQUIRED, "the loop body, a JSON list of one symbol graph: its "
                                      "outputs are the step's outputs, then the next states")

@@ -40,6 +40,7 @@ from . import _subgraph as S
 
 __all__ = ["OPS"]
 
+
 class WhileLoopParam(Params):
     subgraphs = Field(str, REQUIRED, "a JSON list of two symbol graphs: the condition (one "
                                      "one-element output), then the body (the step's outputs, "
