@@ -119,7 +119,7 @@ def test_sparse_embedding_deterministic_gradient(deterministic):
                                            deterministic=deterministic)
         y.backward(nd.array(heads))
         grads.append(w.grad.asnumpy())
-    np.testing.assert_allclose(grads[0], expected, rtol=1e-6)
+    np.testing.assert_allclose(grads[0], expected, rtol=1e-5)  # float32 sums, another order
     if deterministic:
         np.testing.assert_array_equal(grads[0], grads[1])
 

@@ -37,7 +37,7 @@ from ._errors import (
     NotDifferentiableError,
 )
 from ._function import Function
-from ._graph import mark_variables, record_call
+from ._graph import host_read, mark_variables, record_call, traced_write
 from ._mode import (
     is_recording,
     is_training,
@@ -49,15 +49,16 @@ from ._mode import (
     train_mode,
 )
 from ._symbolic import get_symbol
+from ._trace import Tracer, active_tracer
 
 __all__ = [
     "AutogradArgumentError", "AutogradError", "Function", "HigherOrderGradientError",
     "NotDifferentiableError", "backward", "grad", "is_recording", "is_training",
     "mark_variables", "pause", "predict_mode", "record", "set_recording", "set_training",
-    "train_mode", "get_symbol",
+    "train_mode", "get_symbol", "Tracer", "active_tracer",
     # MXNet's autograd module has these two among its public names, and code reaches
     # them through ``from mxnet.autograd import *``
     "NDArray", "Symbol",
 ]
 
-_runtime.install_recorder(record_call, _views, backward)
+_runtime.install_recorder(record_call, _views, backward, host_read, traced_write)

@@ -32,9 +32,10 @@ from ..runtime import (
     remember_chunk,
 )
 from ._errors import AutogradArgumentError
+from ._trace import active_tracer
 
 __all__ = ["Variable", "Node", "entry_of", "in_graph", "mark_variables", "record_call",
-           "GRAD_REQS"]
+           "host_read", "traced_write", "GRAD_REQS"]
 
 
 class Node:
@@ -74,7 +75,12 @@ class Node:
 
 def record_call(call: Any, inputs: Sequence[NDArray], outputs: Sequence[NDArray],
                 out: Any) -> None:
-    """Add a call to the graph when an input is in one (called before the call is pushed)."""
+    """Add a call to the graph when an input is in one (called before the call is pushed);
+    while a :class:`~dagnet.autograd._trace.Tracer` is active, the call goes to it."""
+    tracer = active_tracer()
+    if tracer is not None:
+        tracer.record(call, inputs, outputs, out)
+        return
     if out is not None:
         for array in outputs[:call.n_visible]:
             check_write(array)
@@ -123,3 +129,20 @@ def mark_variables(variables: NDArray | Sequence[NDArray], gradients: NDArray | 
                 f"has shape {var._shape}; they must match")
     for var, grad, req in zip(variables, gradients, reqs):
         mark_variable(var, grad, req)
+
+
+def traced_write(target: NDArray, value: Any) -> bool:
+    """A write outside the operators while recording: True when a trace took note of it
+    (autograd's own checks do not apply to a trace)."""
+    tracer = active_tracer()
+    if tracer is None:
+        return False
+    tracer.write(target, value)
+    return True
+
+
+def host_read(array: NDArray) -> None:
+    """An array's values are copied to the host while recording: a trace must know."""
+    tracer = active_tracer()
+    if tracer is not None:
+        tracer.host_read(array)

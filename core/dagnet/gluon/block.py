@@ -24,8 +24,10 @@ import numpy as np
 
 from .. import initializer, ndarray, symbol
 from .. import name as _name
+from ..autograd import Tracer, active_tracer, is_training
 from ..ndarray import NDArray
 from ..numpy import as_np_ndarray
+from ..numpy import ndarray as _NP_NDARRAY
 from ..symbol import Symbol
 from ..util import is_np_array
 from ._errors import GluonAssertionError, GluonError, GluonTypeError, GluonValueError
@@ -546,6 +548,8 @@ class HybridBlock(Block):
         self._flags: list[tuple[str, Any]] = []
         self._callback: Any = None
         self._monitor_all = False
+        self._traces: dict[tuple, Any] = {}
+        self._trace_constants: dict[str, _TraceConstant] = {}
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -580,7 +584,7 @@ class HybridBlock(Block):
         data, out = self._get_graph(*args)
         data_names = {sym.name: i for i, sym in enumerate(data)}
         input_names = out.list_arguments() + out.list_auxiliary_states()
-        params = self.collect_params()
+        params = {**self.collect_params(), **self._trace_constants}
         expected = set(input_names)
         for name in expected:
             if name not in params and name not in data_names:
@@ -589,7 +593,7 @@ class HybridBlock(Block):
         if unused:
             warnings.warn(f"The {', '.join(unused)} input to HybridBlock is not used by any "
                           f"computation. Is this intended?", stacklevel=4)
-        unused_params = [name for name in params.keys() if name not in expected]
+        unused_params = [name for name in self.collect_params().keys() if name not in expected]
         if unused_params:
             warnings.warn(f"Parameter {', '.join(unused_params)} is not used by any "
                           f"computation. Is this intended?", stacklevel=4)
@@ -598,7 +602,7 @@ class HybridBlock(Block):
             for name in input_names:
                 if name in params:
                     params[name].data()
-        except DeferredInitializationError:
+        except DeferredInitializationError:  # (never a trace's: it ran with every value)
             self._deferred_infer_shape(*args)
             for name in input_names:
                 if name in params:
@@ -651,6 +655,66 @@ class HybridBlock(Block):
         self._cached_graph = ()
         self._cached_op = None
         self._cached_op_args = []
+        self._traces = {}
+        self._trace_constants = {}
+
+    def _call_traced(self, *args: Any) -> Any:
+        """NumPy mode (``@use_np``, ``npx.set_np()``): the graph is traced from one
+        imperative run of ``hybrid_forward`` on ``mx.np`` arrays (MXNet 2's deferred
+        compute), once per input structure, shapes, dtypes and training mode, since the
+        Python code may read shapes.  Code a graph cannot hold (it reads values on the
+        host, for one) runs imperatively instead, with a warning, and gives the same
+        results."""
+        flat, fmt = _flatten(args, "input")
+        key = (repr(fmt), tuple(None if a is None else (a.shape, a.dtype, a.stype)
+                                for a in flat), is_training())
+        state = self._traces.get(key)
+        if state is None:
+            state = self._traces[key] = self._trace_graph(args, flat, fmt)
+            if isinstance(state, str):
+                warnings.warn(f"{type(self).__name__} runs imperatively although hybridized: "
+                              f"its hybrid_forward cannot be traced into a graph because "
+                              f"{state}", stacklevel=4)
+        if isinstance(state, str):
+            return self._forward_imperative(next(a for a in flat if a is not None).context,
+                                            *args)
+        (self._cached_graph, self._in_format, self._out_format, self._trace_constants,
+         self._cached_op, self._cached_op_args) = state
+        return self._call_cached_op(*args)
+
+    def _trace_graph(self, args: tuple, flat: list, fmt: Any) -> tuple | str:
+        """Trace ``hybrid_forward`` on ``args``: the cached-graph state, or why it cannot be
+        a graph."""
+        present = [a for a in flat if a is not None]
+        ctx = present[0].context
+        names = ["data"] if len(present) == 1 else [f"data{i}" for i in range(len(present))]
+        params = list(self.collect_params().values())
+        for _ in range(2):  # twice when the run finished deferred initializations
+            deferred = [p for p in params if not _initialized(p, ctx)]
+            copies, found = [], iter(names)
+            for item in flat:
+                copies.append(None if item is None else _private_copy(item))
+            with Tracer() as tracer:
+                for copy_ in copies:
+                    if copy_ is not None:
+                        tracer.variable(next(found), copy_)
+                for param in params:
+                    if param not in deferred:
+                        tracer.variable(param.name, param.data(ctx))
+                out = self._forward_imperative(ctx, *_regroup(copies, fmt))
+                out, out_format = _flatten(out, "output")
+                graph = tracer.symbol(out) if tracer.problem is None else None
+            if tracer.problem is not None:
+                return tracer.problem
+            if not any(_initialized(p, ctx) for p in deferred):
+                break
+        self._cached_graph = [symbol.var(name) for name in names], graph
+        self._in_format, self._out_format = fmt, out_format
+        self._trace_constants = {name: _TraceConstant(name, value)
+                                 for name, value in tracer.constants.items()}
+        self._build_cache(*args)
+        return (self._cached_graph, self._in_format, self._out_format, self._trace_constants,
+                self._cached_op, self._cached_op_args)
 
     def register_child(self, block: Block, name: str | None = None) -> None:
         """Make ``block`` (which must be a HybridBlock) a child."""
@@ -771,7 +835,7 @@ class HybridBlock(Block):
                                   "the input. Please check the type of the args.\n")
         if has_ndarray:
             ctx = first_ctx
-            if self._active:
+            if self._active and active_tracer() is None:  # in a trace: run inline, traced
                 if len(contexts) > 1:
                     raise GluonValueError(
                         f"Find multiple contexts in the input, After hybridized, the "
@@ -779,19 +843,25 @@ class HybridBlock(Block):
                         f"ele.ctx in the input arguments to inspect their contexts. Find all "
                         f"contexts = {contexts}")
                 with ctx:
+                    if is_np_array():
+                        return self._call_traced(x, *args)
                     return self._call_cached_op(x, *args)
             with ctx:
-                try:
-                    params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-                except DeferredInitializationError:
-                    self._deferred_infer_shape(x, *args)
-                    for param in self.params.values():
-                        param._finish_deferred_init()
-                    params = {k: v.data(ctx) for k, v in self._reg_params.items()}
-                return self.hybrid_forward(ndarray, x, *args, **params)
+                return self._forward_imperative(ctx, x, *args)
         params = {key: value.var() for key, value in self._reg_params.items()}
         with self.name_scope():
             return self.hybrid_forward(symbol, x, *args, **params)
+
+    def _forward_imperative(self, ctx: Any, *args: Any) -> Any:
+        """``hybrid_forward`` with ``F=mx.nd`` on NDArrays, the parameters on ``ctx``."""
+        try:
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        except DeferredInitializationError:
+            self._deferred_infer_shape(*args)
+            for param in self.params.values():
+                param._finish_deferred_init()
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        return self.hybrid_forward(ndarray, *args, **params)
 
     def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
         """The computation with ``F`` (``mx.nd`` or ``mx.sym``); override it."""
@@ -946,6 +1016,34 @@ def _infer_param_types(in_params: list, out: Any, arg_params: list, aux_params: 
     if aux_types is None or len(aux_types) != len(aux_params):
         aux_types = [default] * len(aux_params)
     return list(arg_types), list(aux_types)
+
+
+class _TraceConstant:
+    """A value a traced graph uses that no operator computed (``mx.np.array([1, 2])`` in
+    ``hybrid_forward``): an input of the cached graph, given like a parameter."""
+
+    def __init__(self, name: str, value: NDArray):
+        self.name = name
+        self._value = value
+
+    def data(self, ctx: Any = None) -> NDArray:
+        value = self._value
+        return value if ctx is None or value.context == ctx else value.as_in_context(ctx)
+
+
+def _initialized(param: Parameter, ctx: Any) -> bool:
+    try:
+        param.data(ctx)
+    except DeferredInitializationError:
+        return False
+    return True
+
+
+def _private_copy(array: NDArray) -> NDArray:
+    """A copy a trace may write into (as ``x += 1`` in hybrid_forward) without the
+    caller's array changing; an ``mx.np`` array stays one."""
+    copied = array.copy()
+    return as_np_ndarray(copied) if isinstance(array, _NP_NDARRAY) else copied
 
 
 def _as_np_arrays(out: Any) -> Any:

@@ -101,6 +101,10 @@ def waitall() -> None:
     current_engine().wait_for_all()
 
 
+_NUMPY_NAMESPACES = {"np": "numpy", "numpy": "numpy", "npx": "numpy_extension",
+                     "numpy_extension": "numpy_extension"}
+
+
 def __getattr__(name: str) -> Any:
     # Only names not defined above get here: the registered operators.  The function is
     # kept as a module attribute so the next lookup is a plain one; it finds its operator
@@ -109,6 +113,10 @@ def __getattr__(name: str) -> Any:
         # MXNet's modules of helpers (GluonNLP checks isinstance(x, mx.nd.ndarray.NDArray)),
         # imported here: they re-export this module's names.
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _NUMPY_NAMESPACES:
+        # MXNet's mx.nd.np / mx.nd.npx: the functions hybrid_forward reaches as F.np and
+        # F.npx when F is mx.nd (the NumPy interface is built on this package)
+        return importlib.import_module(f"dagnet.{_NUMPY_NAMESPACES[name]}")
     if name == "CachedOp":  # MXNet's mx.nd.CachedOp runs a symbol through the executor
         from ..executor import CachedOp
 

@@ -614,7 +614,7 @@ def copy_function(src: NDArray, dst: NDArray) -> tuple[Any, Any, FnProperty]:
 
 def push_copy(src: NDArray, dst: NDArray) -> None:
     """Copy ``src`` into ``dst`` through the engine (across devices and dtypes)."""
-    if mode.recording:
+    if mode.recording and not hooks.traced_write(dst, src):
         check_write(dst)
     fn, ctx, prop = copy_function(src, dst)
     current_engine().push_sync(fn, ctx, [src._chunk.var], [dst._chunk.var], prop, 0, "_copyto")
@@ -654,7 +654,8 @@ def assign(target: NDArray, value: Any, owned: bool = False, name: str = "_set_v
     ``owned``: ``value`` is a numpy array nobody else will change (no copy needed);
     ``name``: the engine function's name (what the profiler shows).
     """
-    if mode.recording:
+    checked = mode.recording and not hooks.traced_write(target, value)
+    if checked:
         check_write(target)
     eng = current_engine()
     dev = target._chunk.dev
@@ -667,7 +668,7 @@ def assign(target: NDArray, value: Any, owned: bool = False, name: str = "_set_v
                              f"shape {target._shape}")
         if value is target:
             return
-        if mode.recording:
+        if checked:
             check_copy_from(value)
         if value._chunk.dev is not dev:
             value = value.copyto(dev.ctx)
@@ -737,7 +738,8 @@ def gather(source: NDArray, key: Any) -> NDArray:
 
 def scatter(target: NDArray, key: Any, value: Any) -> None:
     """``target[key] = value`` for an advanced (array) index, through the engine."""
-    if mode.recording:
+    checked = mode.recording and not hooks.traced_write(target, None)
+    if checked:
         check_write(target)
     host_key = _index_arrays(key)
     probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.uint8), target._shape,
@@ -751,7 +753,7 @@ def scatter(target: NDArray, key: Any, value: Any) -> None:
         if not _assignable(value._shape, part):
             raise ValueError(f"cannot assign an NDArray of shape {value._shape} to a part of "
                              f"shape {part}")
-        if mode.recording:
+        if checked:
             check_copy_from(value)
         if value._chunk.dev is not dev:
             value = value.copyto(dev.ctx)

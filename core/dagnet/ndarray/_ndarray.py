@@ -127,6 +127,8 @@ class NDArray:
 
     def asnumpy(self) -> np.ndarray:
         """A numpy copy of the values, after pending writes finish."""
+        if mode.recording:
+            hooks.host_read(self)
         current_engine().wait_for_var(self._chunk.var)
         dev = self._chunk.dev
         if dev.numpy:

@@ -530,7 +530,7 @@ def _cast_into(src: NDArray, dest: NDArray) -> None:
     """Push ``dest = src`` converting storage (and dtype); both arrays exist already."""
     if src._chunk.dev is not dest._chunk.dev:
         src = src.copyto(dest.context) if not is_sparse(src) else _to_device(src, dest.context)
-    if mode.recording:
+    if mode.recording and not hooks.traced_write(dest, src):
         from ..runtime import check_write
 
         check_write(dest)

@@ -30,14 +30,25 @@ class _Hooks:
     ``record_call(call, inputs, outputs, out)``: before a call's push while recording.
     ``views``: the module with differentiable ``getitem``/``reshape``/``copy``/``astype``.
     ``backward(heads, head_grads, retain_graph, train_mode)``: ``NDArray.backward``.
+    ``host_read(array)``: before an array's values are copied to the host while recording
+    (a graph being traced cannot hold a value Python read).
+    ``traced_write(target, value)``: before a write into ``target`` outside the operators
+    (``x[idx] = v``, ``copyto``) while recording; True when a trace took care of it (the
+    recorder's own checks are then skipped).
     """
 
-    __slots__ = ("record_call", "views", "backward")
+    __slots__ = ("record_call", "views", "backward", "host_read", "traced_write")
 
     def __init__(self) -> None:
         self.record_call = _not_installed
         self.views: Any = None
         self.backward = _not_installed
+        self.host_read: Any = _ignore
+        self.traced_write: Any = _ignore
+
+
+def _ignore(*args: Any) -> None:
+    return None
 
 
 def _not_installed(*args: Any, **kwargs: Any) -> None:
@@ -48,9 +59,11 @@ def _not_installed(*args: Any, **kwargs: Any) -> None:
 hooks = _Hooks()
 
 
-def install_recorder(record_call: Any, views: Any, backward: Any) -> None:
+def install_recorder(record_call: Any, views: Any, backward: Any,
+                     host_read: Any = _ignore, traced_write: Any = _ignore) -> None:
     """Install the recorder (``dagnet.autograd`` does this when imported)."""
     hooks.record_call, hooks.views, hooks.backward = record_call, views, backward
+    hooks.host_read, hooks.traced_write = host_read, traced_write
 
 
 def is_training() -> bool:
