@@ -79,8 +79,19 @@ def backward(heads: NDArray | Sequence[NDArray], head_grads: Any = None,
             else:  # a sparse buffer: no stored values
                 sparse.zeros(var.grad.stype, var.grad.shape, var.grad.context,
                              var.grad.dtype).copyto(var.grad)
+    _drop_null_buffers(order)
     if not retain_graph:
         _free(order)
+
+
+def _drop_null_buffers(order: Sequence[Node]) -> None:
+    """A variable with ``grad_req='null'`` that a backward pass reached has no gradient
+    buffer afterwards (``.grad`` is None), as in MXNet."""
+    for node in order:
+        for parent in node.parents:
+            if parent is not None and parent[0].__class__ is Variable and \
+                    parent[0].req == "null":
+                parent[0].grad = None
 
 
 def grad(heads: NDArray | Sequence[NDArray], variables: NDArray | Sequence[NDArray],

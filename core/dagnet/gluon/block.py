@@ -659,12 +659,12 @@ class HybridBlock(Block):
         self._trace_constants = {}
 
     def _call_traced(self, *args: Any) -> Any:
-        """NumPy mode (``@use_np``, ``npx.set_np()``): the graph is traced from one
-        imperative run of ``hybrid_forward`` on ``mx.np`` arrays (MXNet 2's deferred
-        compute), once per input structure, shapes, dtypes and training mode, since the
-        Python code may read shapes.  Code a graph cannot hold (it reads values on the
-        host, for one) runs imperatively instead, with a warning, and gives the same
-        results."""
+        """NumPy mode (``@use_np``, ``npx.set_np()``, or ``mx.np`` arrays given): the
+        graph is traced from one imperative run of ``hybrid_forward`` on ``mx.np`` arrays
+        (MXNet 2's deferred compute), once per input structure, shapes, dtypes and
+        training mode, since the Python code may read shapes.  Code a graph cannot hold
+        (it reads values on the host, for one) runs imperatively instead, with a warning,
+        and gives the same results."""
         flat, fmt = _flatten(args, "input")
         key = (repr(fmt), tuple(None if a is None else (a.shape, a.dtype, a.stype)
                                 for a in flat), is_training())
@@ -680,7 +680,8 @@ class HybridBlock(Block):
                                             *args)
         (self._cached_graph, self._in_format, self._out_format, self._trace_constants,
          self._cached_op, self._cached_op_args) = state
-        return self._call_cached_op(*args)
+        out = self._call_cached_op(*args)
+        return _as_np_arrays(out) if _any_np_array(args) else out
 
     def _trace_graph(self, args: tuple, flat: list, fmt: Any) -> tuple | str:
         """Trace ``hybrid_forward`` on ``args``: the cached-graph state, or why it cannot be
@@ -843,7 +844,7 @@ class HybridBlock(Block):
                         f"ele.ctx in the input arguments to inspect their contexts. Find all "
                         f"contexts = {contexts}")
                 with ctx:
-                    if is_np_array():
+                    if is_np_array() or _any_np_array([x, *args]):
                         return self._call_traced(x, *args)
                     return self._call_cached_op(x, *args)
             with ctx:
@@ -1029,6 +1030,13 @@ class _TraceConstant:
     def data(self, ctx: Any = None) -> NDArray:
         value = self._value
         return value if ctx is None or value.context == ctx else value.as_in_context(ctx)
+
+
+def _any_np_array(args: Any) -> bool:
+    """Whether ``mx.np`` arrays are among ``args`` (nested lists included)."""
+    if isinstance(args, (list, tuple)):
+        return any(_any_np_array(a) for a in args)
+    return isinstance(args, _NP_NDARRAY)
 
 
 def _initialized(param: Parameter, ctx: Any) -> bool:

@@ -43,6 +43,7 @@ from ..runtime import (
     request_resources,
     stream_scope,
 )
+from ..util import is_np_shape
 from ._ndarray import _NUMBER, NDArray, _build_view, new_array
 from ._storage import storage_impl
 
@@ -262,9 +263,10 @@ class PreparedCall:
         any_empty = any(0 in s for s in in_shapes)
         for index, shape in enumerate(outs):
             # a 0 computed from known inputs is a real size (one_hot with depth=0), as in
-            # MXNet's imperative calls; without inputs it can only be an unknown size
+            # MXNet's imperative calls; without inputs it is an unknown size unless NumPy
+            # shape semantics are on
             if shape is None or any(d < 0 for d in shape) or \
-                    (0 in shape and not any_empty and not in_shapes):
+                    (0 in shape and not any_empty and not in_shapes and not is_np_shape()):
                 raise ShapeError(
                     f"operator {name!r}: cannot infer the shape of output {index} "
                     f"(got {shape}) from inputs {self._describe(inputs) or 'none'} and "

@@ -75,6 +75,7 @@ from ._manipulation import (
     broadcast_to,
     clip,
     concatenate,
+    dstack,
     expand_dims,
     flip,
     hstack,
@@ -108,7 +109,8 @@ pi, e, inf, nan, newaxis = _onp.pi, _onp.e, _onp.inf, _onp.nan, None
 __all__ = [
     "add", "all", "amax", "amin", "any", "arange", "argmax", "argmin", "array", "array_split",
     "as_np_ndarray", "asarray", "bool", "bool_", "broadcast_arrays", "broadcast_to", "clip",
-    "concatenate", "divide", "dot", "e", "empty", "empty_like", "equal", "expand_dims", "eye",
+    "concatenate", "divide", "dot", "dstack", "e", "empty", "empty_like", "equal",
+    "expand_dims", "eye",
     "flip", "float16", "float32", "float64", "floor_divide", "full", "full_like", "greater",
     "greater_equal", "hstack", "hypot", "identity", "inf", "inner", "int16", "int32", "int64",
     "int8",

@@ -107,10 +107,33 @@ def _reshaped(array: NDArray, shape: tuple[int, ...]) -> ndarray:
     if array.shape == shape:
         return wrap(array)
     if 0 in shape:  # nothing to keep: a new empty array of the shape
-        from ._creation import empty
-
-        return empty(shape, dtype=array.dtype, ctx=array.context)
+        return zeros_from(shape, array.dtype, array.context, array)
     return wrap(reshape_view(array, shape))
+
+
+def zeros_from(shape: tuple[int, ...], dtype: Any, ctx: Any, *sources: NDArray) -> ndarray:
+    """A result of zeros (often zero-size: an operation with nothing to compute) that
+    ``sources`` determine: see :func:`connect`."""
+    from ._creation import zeros
+
+    return connect(zeros(shape, dtype, ctx=ctx), *sources)
+
+
+def connect(result: ndarray, *sources: NDArray) -> ndarray:
+    """``result``, which ``sources`` determine without an operator having read them (they
+    are zero-size, or only their shapes mattered): while autograd records (or a graph is
+    traced) it is passed through operators that read them, so the recorded graph reaches
+    them and ``backward`` gives them zero gradients, as MXNet does."""
+    if not is_recording() or not sources:
+        return result
+    shape, dtype = result.shape, result.dtype
+    for source in sources:
+        if source.dtype != dtype:
+            source = source.astype(dtype)
+        result = nd.broadcast_add(result, nd.sum(source) * 0)
+    if result.shape != shape:  # () and zero-size shapes: broadcast_add gave (1,)
+        result = nd.reshape_like(result, nd.empty(shape, ctx=result.context, dtype=dtype))
+    return wrap(result)
 
 
 def reshape_view(array: NDArray, shape: tuple[int, ...]) -> NDArray:

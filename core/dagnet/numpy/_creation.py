@@ -125,8 +125,13 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
     ``endpoint=False``), float32 unless ``dtype``; ``retstep`` also returns the step."""
     if axis != 0:
         raise NumpyError("linspace: only axis=0 is supported")
+    if not isinstance(num, (int, onp.integer)) or num < 0:
+        raise NumpyError(f"linspace: num must be a non-negative integer, got {num!r}")
     values, step = onp.linspace(start, stop, int(num), endpoint=endpoint, retstep=True)
-    result = array(values.astype(_dtype(dtype)), ctx=ctx)
+    kind = _dtype(dtype)
+    if kind.kind in "iu":  # NumPy rounds down to an integer dtype (towards -inf)
+        values = onp.floor(values)
+    result = array(values.astype(kind), ctx=ctx)
     return (result, step) if retstep else result
 
 

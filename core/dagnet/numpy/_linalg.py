@@ -13,7 +13,7 @@ import numpy as onp
 from .. import ndarray as nd
 from .._errors import ShapeError
 from ..ndarray import NDArray
-from ._array import NumpyError, ndarray, wrap
+from ._array import NumpyError, ndarray, wrap, zeros_from
 from ._elementwise import as_operand, multiply, promote
 from ._manipulation import broadcast_to, normalize_axis, reshape, transpose
 
@@ -37,9 +37,7 @@ def _mm(a: ndarray, b: ndarray) -> ndarray:
         raise ShapeError(f"shapes {a.shape} and {b.shape} not aligned: {a.shape[1]} (dim 1) != "
                          f"{b.shape[0]} (dim 0)")
     if 0 in (a.shape[0], b.shape[1]) or a.shape[1] == 0:
-        from ._creation import zeros
-
-        return zeros((a.shape[0], b.shape[1]), a.dtype, ctx=a.context)
+        return zeros_from((a.shape[0], b.shape[1]), a.dtype, a.context, a, b)
     return wrap(nd.dot(a, b))
 
 
@@ -103,15 +101,17 @@ def matmul(a: Any, b: Any, out: ndarray | None = None) -> ndarray:
     if left.ndim == 2 and right.ndim == 2:
         result = _mm(left, right)
     else:
-        batch = onp.broadcast_shapes(left.shape[:-2], right.shape[:-2])
+        try:
+            batch = onp.broadcast_shapes(left.shape[:-2], right.shape[:-2])
+        except ValueError:
+            raise ShapeError(f"matmul: the leading (batch) axes of shapes {a.shape} and "
+                             f"{b.shape} do not broadcast") from None
         n, k, m = left.shape[-2], left.shape[-1], right.shape[-1]
         count = math.prod(batch)
         lhs = reshape(broadcast_to(left, batch + (n, k)), (count, n, k))
         rhs = reshape(broadcast_to(right, batch + (k, m)), (count, k, m))
         if 0 in (count, n, m, k):
-            from ._creation import zeros
-
-            product = zeros((count, n, m), lhs.dtype, ctx=lhs.context)
+            product = zeros_from((count, n, m), lhs.dtype, lhs.context, lhs, rhs)
         else:
             product = wrap(nd.batch_dot(lhs, rhs))
         result = reshape(product, batch + (n, m))

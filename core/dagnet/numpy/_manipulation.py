@@ -17,11 +17,20 @@ import numpy as onp
 from .. import ndarray as nd
 from .._errors import ShapeError
 from ..ndarray import NDArray
-from ._array import NumpyError, OrderNotSupportedError, _reshaped, ndarray, reshape_view, wrap
+from ._array import (
+    NumpyError,
+    OrderNotSupportedError,
+    _reshaped,
+    connect,
+    ndarray,
+    reshape_view,
+    wrap,
+    zeros_from,
+)
 from ._elementwise import as_operand, maximum, minimum, promote
 
 __all__ = ["reshape", "transpose", "expand_dims", "squeeze", "swapaxes", "moveaxis", "ravel",
-           "broadcast_to", "broadcast_arrays", "concatenate", "stack", "vstack", "hstack",
+           "broadcast_to", "broadcast_arrays", "concatenate", "stack", "vstack", "hstack", "dstack",
            "split", "array_split", "where", "clip", "repeat", "take", "tile", "flip",
            "normalize_axis"]
 
@@ -73,9 +82,7 @@ def reshape(a: Any, newshape: Any, order: str = "C") -> ndarray:
     a = _array(a)
     shape = _target_shape(a.size, newshape)
     if a.size == 0:  # no values to share: a new empty array of the shape
-        from ._creation import empty
-
-        return empty(shape, a.dtype, ctx=a.context)
+        return zeros_from(shape, a.dtype, a.context, a)
     source = a if a.ndim else NDArray.reshape(a, (1,))
     return wrap(reshape_view(source, shape))
 
@@ -103,6 +110,12 @@ def expand_dims(a: Any, axis: int) -> ndarray:
 def squeeze(a: Any, axis: int | Sequence[int] | None = None) -> ndarray:
     """``a`` without its axes of length 1 (all of them, or those in ``axis``)."""
     a = _array(a)
+    if a.ndim == 0:  # NumPy lets a scalar "drop" axis 0 (or -1): nothing changes
+        for x in (axis if isinstance(axis, (tuple, list)) else () if axis is None else (axis,)):
+            if x not in (0, -1):
+                raise NumpyError(f"squeeze: axis {x} is out of bounds for an array of "
+                                 f"dimension 0")
+        return a.copy()
     if axis is None:
         drop = {i for i, d in enumerate(a.shape) if d == 1}
     else:
@@ -138,10 +151,29 @@ def ravel(a: Any, order: str = "C") -> ndarray:
     return reshape(a, (-1,), order)
 
 
+def _kept_dims(source: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with each ``-2`` (MXNet's "keep this dimension") replaced by the source's
+    dimension at that place, the shapes aligned on the right."""
+    if -2 not in shape:
+        return shape
+    offset = len(shape) - len(source)
+    kept = []
+    for i, dim in enumerate(shape):
+        if dim == -2:
+            if i < offset:
+                raise ShapeError(f"broadcast_to: -2 at position {i} of {shape} has no "
+                                 f"dimension of the source shape {source} to keep")
+            dim = source[i - offset]
+        kept.append(dim)
+    return tuple(kept)
+
+
 def broadcast_to(array: Any, shape: Sequence[int]) -> ndarray:
-    """``array`` broadcast to ``shape`` (NumPy's rules)."""
+    """``array`` broadcast to ``shape`` (NumPy's rules; a ``-2`` keeps the source's
+    dimension there, as MXNet allows)."""
     array = _array(array)
     shape = (int(shape),) if isinstance(shape, (int, onp.integer)) else tuple(int(d) for d in shape)
+    shape = _kept_dims(array.shape, shape)
     try:
         onp.broadcast_shapes(array.shape, shape)
     except ValueError:
@@ -150,9 +182,7 @@ def broadcast_to(array: Any, shape: Sequence[int]) -> ndarray:
     if array.shape == shape:
         return array.copy()
     if 0 in shape:
-        from ._creation import empty
-
-        return empty(shape, array.dtype, ctx=array.context)
+        return zeros_from(shape, array.dtype, array.context, array)
     padded = (1,) * (len(shape) - array.ndim) + array.shape
     source = NDArray.reshape(array, padded) if padded != array.shape else array
     return wrap(nd.broadcast_to(source, shape=shape))
@@ -197,13 +227,13 @@ def concatenate(seq: Sequence[Any], axis: int | None = 0, out: ndarray | None = 
     if not kept:
         shape = list(arrays[0].shape)
         shape[axis] = 0
-        from ._creation import empty
-
-        result = empty(tuple(shape), arrays[0].dtype, ctx=arrays[0].context)
+        result = zeros_from(tuple(shape), arrays[0].dtype, arrays[0].context, *arrays)
     elif len(kept) == 1:
         result = kept[0].copy()
     else:
         result = wrap(nd.concat(*kept, dim=axis))
+    if kept:
+        result = connect(result, *[a for a in arrays if not a.shape[axis]])
     if out is not None:
         out[...] = result
         return out
@@ -228,9 +258,27 @@ def vstack(arrays: Sequence[Any], out: ndarray | None = None) -> ndarray:
 
 
 def hstack(arrays: Sequence[Any]) -> ndarray:
-    """The arrays joined along the second axis (the first for 1-d arrays)."""
+    """The arrays joined along the second axis (the first for 1-d arrays; scalars are
+    1-d arrays of one value)."""
     arrays = [_array(a) for a in arrays]
+    arrays = [a.reshape((1,)) if a.ndim == 0 else a for a in arrays]
     return concatenate(arrays, axis=0 if arrays and arrays[0].ndim == 1 else 1)
+
+
+def dstack(arrays: Sequence[Any]) -> ndarray:
+    """The arrays joined along the third axis (scalars, 1-d and 2-d arrays first made 3-d
+    as ``(1, 1, 1)``, ``(1, N, 1)`` and ``(M, N, 1)``)."""
+    arrays = [_array(a) for a in arrays]
+    lifted = []
+    for a in arrays:
+        if a.ndim == 0:
+            a = a.reshape((1, 1, 1))
+        elif a.ndim == 1:
+            a = a.reshape((1, a.shape[0], 1))
+        elif a.ndim == 2:
+            a = a.reshape(a.shape + (1,))
+        lifted.append(a)
+    return concatenate(lifted, axis=2)
 
 
 def _split_at(a: ndarray, bounds: Sequence[int], axis: int) -> list[ndarray]:
@@ -354,6 +402,13 @@ def tile(A: Any, reps: int | Sequence[int]) -> ndarray:  # noqa: N803 - NumPy's 
     """``A`` repeated ``reps`` times (per axis)."""
     A = _array(A)  # noqa: N806
     reps = (int(reps),) if isinstance(reps, (int, onp.integer)) else tuple(int(r) for r in reps)
+    if not reps:
+        return A.copy()
+    ndim = max(A.ndim, len(reps))
+    shape = tuple(d * r for d, r in zip((1,) * (ndim - A.ndim) + A.shape,
+                                        (1,) * (ndim - len(reps)) + reps))
+    if 0 in shape:
+        return zeros_from(shape, A.dtype, A.context, A)
     if A.ndim == 0:
         A = NDArray.reshape(A, (1,))  # noqa: N806
     return wrap(nd.tile(A, reps=reps))

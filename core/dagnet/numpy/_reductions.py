@@ -16,7 +16,7 @@ import numpy as onp
 
 from .. import ndarray as nd
 from ..ndarray import NDArray
-from ._array import DEFAULT_DTYPE, NumpyError, _reshaped, ndarray, wrap
+from ._array import DEFAULT_DTYPE, NumpyError, _reshaped, ndarray, wrap, zeros_from
 from ._elementwise import as_operand, not_equal, square, subtract, true_divide
 from ._manipulation import normalize_axis, ravel
 
@@ -109,6 +109,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: ndarray | None = None
     a = _array(a)
     kind = onp.dtype(dtype) if dtype is not None else \
         a.dtype if a.dtype.kind == "f" else DEFAULT_DTYPE
+    if kind.kind in "biu" and a.dtype.kind == "f":  # averaged as floats, then converted
+        return _out(_reduce("mean", a, axis, keepdims, a.dtype).astype(kind), out)
     return _out(_reduce("mean", a, axis, keepdims, kind), out)
 
 
@@ -138,14 +140,21 @@ amin = min
 
 def _arg(op: str, a: Any, axis: int | None, out: ndarray | None) -> ndarray:
     a = _array(a)
-    if a.size == 0:
-        raise NumpyError(f"attempt to get {op} of an empty sequence")
     if axis is None:
         a, axis = ravel(a), 0
-    axis = normalize_axis(axis, a.ndim)
-    source = a if a.ndim else NDArray.reshape(a, (1,))
-    shape = a.shape[:axis] + a.shape[axis + 1:]
-    result = _reshaped(nd.invoke(op, [source], {"axis": axis, "keepdims": False}), shape)
+    if a.ndim == 0:  # a scalar is its own axis 0 (or -1): index 0
+        if axis not in (0, -1):
+            raise NumpyError(f"{op}: axis {axis} is out of bounds for an array of dimension 0")
+        a, axis = NDArray.reshape(a, (1,)), 0
+        shape: tuple[int, ...] = ()
+    else:
+        axis = normalize_axis(axis, a.ndim)
+        shape = a.shape[:axis] + a.shape[axis + 1:]
+    if a.shape[axis] == 0:
+        raise NumpyError(f"attempt to get {op} of an empty sequence")
+    if a.size == 0:
+        return _out(zeros_from(shape, _INT64, a.context, a), out)
+    result = _reshaped(nd.invoke(op, [a], {"axis": axis, "keepdims": False}), shape)
     return _out(result.astype(_INT64), out)
 
 

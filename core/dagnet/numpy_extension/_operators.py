@@ -9,7 +9,7 @@ from .. import ndarray as nd
 from ..ndarray import NDArray
 from ..numpy import as_np_ndarray
 
-__all__ = ["OPERATORS", "operator_function", "save", "load", "waitall"]
+__all__ = ["OPERATORS", "operator_function", "reshape", "save", "load", "waitall"]
 
 # npx name: the registered operator it calls
 OPERATORS = {
@@ -44,6 +44,66 @@ def operator_function(name: str, op_name: str) -> Any:
     function.__doc__ = (f"``npx.{name}``: the ``{op_name}`` operator (see "
                         f"``dagnet.nd.{op_name}``) with ``mx.np.ndarray`` results.")
     return function
+
+
+def reshape(a: Any, newshape: Any, reverse: bool = False, order: str = "C") -> Any:
+    """``a`` with shape ``newshape`` in MXNet's ``npx.reshape`` codes, read left to right
+    (right to left with ``reverse``): a size; ``-1`` inferred; ``-2`` this input dimension;
+    ``-3`` drop this input dimension (of size 1); ``-4`` every remaining input dimension;
+    ``-5`` the product of the next two input dimensions; ``-6`` this input dimension split
+    into the two sizes that follow (one may be ``-1``)."""
+    from .. import numpy as mnp
+
+    shape = _npx_shape(tuple(a.shape), tuple(int(d) for d in newshape), reverse)
+    return mnp.reshape(a, shape, order=order)
+
+
+def _npx_shape(source: tuple[int, ...], codes: tuple[int, ...], reverse: bool) -> tuple:
+    if reverse:
+        return _npx_shape(source[::-1], codes[::-1], False)[::-1]  # -6 sizes then precede
+    out: list[int] = []
+    at, j = 0, 0
+
+    def dim() -> int:
+        if at >= len(source):
+            raise ValueError(f"npx.reshape: {codes} reads more dimensions than the input "
+                             f"shape {source} has")
+        return source[at]
+
+    while j < len(codes):
+        code = codes[j]
+        if code >= 0 or code == -1:
+            out.append(code)
+            at += 1
+        elif code == -2:
+            out.append(dim())
+            at += 1
+        elif code == -3:
+            if dim() != 1:
+                raise ValueError(f"npx.reshape: -3 drops input dimension {at} of {source}, "
+                                 f"which must be 1")
+            at += 1
+        elif code == -4:
+            out.extend(source[at:])
+            at = len(source)
+        elif code == -5:
+            first = dim()
+            at += 1
+            out.append(first * dim())
+            at += 1
+        elif code == -6:
+            if j + 2 >= len(codes):
+                raise ValueError(f"npx.reshape: -6 in {codes} needs the two sizes after it")
+            whole, (d1, d2) = dim(), codes[j + 1:j + 3]
+            d1 = whole // d2 if d1 == -1 else d1
+            d2 = whole // d1 if d2 == -1 else d2
+            out += [d1, d2]
+            at += 1
+            j += 2
+        else:
+            raise ValueError(f"npx.reshape: unknown code {code} in {codes}")
+        j += 1
+    return tuple(out)
 
 
 def save(file: str, arr: Any) -> None:

@@ -39,6 +39,8 @@ def softmax(xp, x, axis, temperature=None, log=False, mask=None, out=None):
     Computed in ``out`` when given (an array of ``x``'s shape and dtype, which may be
     ``x`` itself), else in a new array; returns the result.
     """
+    if x.size == 0:  # nothing to normalize (a zero-size axis has no maximum)
+        return x.copy() if out is None else out
     z = x / temperature if temperature not in (None, 1.0) else x
     if mask is not None:
         z = xp.where(mask, z, xp.finfo(z.dtype).min)

@@ -29,6 +29,7 @@ from dagnet.operator import (
     merge_dtype,
 )
 from dagnet.resource import ResourceRequest
+from dagnet.util import is_np_shape
 
 from .._draw import Draw
 from ._distributions import DISTRIBUTIONS, Distribution, check_values
@@ -67,7 +68,7 @@ def _params_class(dist: Distribution) -> type[Params]:
 def _make_infer_shape(name):
     def infer(attrs, ins, outs):
         shape = outs[0]
-        if attrs.shape:
+        if attrs.shape or (shape is None and is_np_shape()):  # shape=(): one value
             wanted = tuple(attrs.shape)
             if shape is not None and tuple(shape) != wanted and all(shape):
                 raise ShapeError(f"operator {name!r}: shape={wanted} does not match the output "
