@@ -27,6 +27,7 @@ from ..ndarray import zeros as _zeros
 from ..ndarray.sparse import check_storage
 from ..operator import shape_is_known
 from ..runtime import device_of
+from ..symbol import expand_deferred, has_deferred
 from ._cross_device import bridge_devices
 from ._cse import eliminate_common_expr, remap_entries
 from ._executor import Executor
@@ -54,6 +55,8 @@ def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: d
     group2ctx = check_group2ctx(group2ctx)
     # as MXNet, keyword values that are not shapes (an op's axis=, mode= ...) are ignored
     shapes = {k: v for k, v in shapes.items() if isinstance(v, (tuple, list))}
+    if has_deferred(symbol):
+        symbol = expand_deferred(symbol, shapes, dict(type_dict or {}))
     entry_shapes = _complete_shapes(symbol, shapes, "simple_bind")
     arg_nodes, aux_nodes = symbol._variables()
     if type_dict is None:
@@ -89,6 +92,10 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
     group2ctx = check_group2ctx(group2ctx)
     names, aux_names = symbol.list_arguments(), symbol.list_auxiliary_states()
     arg_arrays = _arrays(args, names, "args", "arguments", required=True)
+    if has_deferred(symbol):
+        given = [(n, a) for n, a in zip(names, arg_arrays) if a is not None]
+        symbol = expand_deferred(symbol, {n: a.shape for n, a in given},
+                                 {n: a.dtype for n, a in given})
     grad_arrays = ([None] * len(names) if args_grad is None else
                    _arrays(args_grad, names, "args_grad", "arguments", required=False))
     aux_arrays = _arrays(aux_states if aux_states is not None else [], aux_names, "aux_states",

@@ -132,7 +132,7 @@ def connect(result: ndarray, *sources: NDArray) -> ndarray:
             source = source.astype(dtype)
         result = nd.broadcast_add(result, nd.sum(source) * 0)
     if result.shape != shape:  # () and zero-size shapes: broadcast_add gave (1,)
-        result = nd.reshape_like(result, nd.empty(shape, ctx=result.context, dtype=dtype))
+        result = nd.reshape_like(result, nd.zeros(shape, ctx=result.context, dtype=dtype))
     return wrap(result)
 
 
@@ -140,7 +140,7 @@ def reshape_view(array: NDArray, shape: tuple[int, ...]) -> NDArray:
     """``array`` viewed with ``shape`` (same size, no ``0``); while autograd records, a 0-d
     target goes through ``reshape_like``, which the recorder can differentiate."""
     if not shape and is_recording():
-        return nd.reshape_like(array, nd.empty((), ctx=array.context, dtype=array.dtype))
+        return nd.reshape_like(array, nd.zeros((), ctx=array.context, dtype=array.dtype))
     return NDArray.reshape(array, shape)
 
 

@@ -111,6 +111,9 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: ndarray | None = None
         a.dtype if a.dtype.kind == "f" else DEFAULT_DTYPE
     if kind.kind in "biu" and a.dtype.kind == "f":  # averaged as floats, then converted
         return _out(_reduce("mean", a, axis, keepdims, a.dtype).astype(kind), out)
+    if kind == onp.float16:  # accumulated in float32, as MXNet does
+        return _out(_reduce("mean", a, axis, keepdims, onp.dtype(onp.float32)).astype(kind),
+                    out)
     return _out(_reduce("mean", a, axis, keepdims, kind), out)
 
 

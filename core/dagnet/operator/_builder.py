@@ -71,7 +71,7 @@ _FIELDS = (
     "description", "params", "num_inputs", "num_outputs", "num_visible_outputs", "input_names",
     "output_names", "mutate_inputs", "infer_shape", "infer_type", "compute", "gradient", "inplace",
     "resources", "supported_req", "is_backward", "forward_op", "domain", "key_var_num_args",
-    "aliases",
+    "aliases", "expand",
 )
 
 
@@ -397,6 +397,14 @@ class OpBuilder:
             ) from None
         return self._set("supported_req", parsed)
 
+    def set_expand(self, fn: Callable[[Params, list, list], Any]) -> OpBuilder:
+        """Make this a graph-only operator: ``fn(attrs, in_shapes, in_dtypes)`` returns the
+        symbol (over variables ``arg0``, ``arg1`` ... standing for the inputs) that replaces
+        the node once its input shapes and dtypes are known; it needs no compute."""
+        if not callable(fn):
+            raise self._fail(f"set_expand() takes a function, got {fn!r}")
+        return self._set("expand", fn)
+
     # -- testing ----------------------------------------------------------------------------------
     def set_domain(self, domain: Domain) -> OpBuilder:
         """Where the conformance suite samples the op and its numpy reference."""
@@ -449,7 +457,7 @@ class OpBuilder:
         attrs["compute"] = dict(attrs["compute"])
         attrs.setdefault("params", NoParams)
         is_backward = attrs.get("is_backward", False)
-        if not attrs["compute"]:
+        if not attrs["compute"] and attrs.get("expand") is None:
             raise self._fail(
                 "no compute function; add .set_compute(fn) (fn(attrs, ctx, inputs, req, "
                 "outputs), written against ctx.xp) or .set_compute(fn, device='cpu')"

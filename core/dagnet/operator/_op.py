@@ -224,6 +224,11 @@ class Op:
     # inputs and ask it; ``infer_shape`` then leaves those outputs unknown, so a symbolic
     # graph holding such an operator cannot bind (as in MXNet 1.x outside np shape).
     value_shapes: Callable[[Params, list[Any]], list[tuple[int, ...]]] | None = None
+    # A graph-only operator (no kernel): ``expand(attrs, in_shapes, in_dtypes)`` gives the
+    # symbol, over variables ``arg0``, ``arg1`` ... for the inputs, that replaces the node
+    # when an executor binds the graph (``mx.sym.np`` calls: their operators depend on
+    # the input shapes).
+    expand: Callable[[Params, list[Any], list[Any]], Any] | None = None
 
     # -- attributes as functions of the parameters ------------------------------
     def parse_params(self, kwargs: dict[str, Any]) -> Params:

@@ -11,7 +11,8 @@
 Every registered operator is ``dagnet.sym.<name>`` with MXNet's call
 convention and automatic names; ``Variable``/``var``, ``Group``, ``load`` and
 ``load_json`` make symbols without an operator; ``random.uniform``,
-``random.normal`` and ``random.randn`` make sampling nodes.
+``random.normal`` and ``random.randn`` make sampling nodes.  ``np`` and ``npx``
+apply ``mx.np`` / ``mx.npx`` functions to symbols.
 """
 
 from __future__ import annotations
@@ -21,20 +22,26 @@ from typing import Any
 from . import _internal as _internal  # noqa: F401 - mx.sym._internal, MXNet's namespace
 from . import contrib, image, linalg, op, random, sparse
 from ._compose import SymbolArgumentError
+from ._deferred import expand_deferred, has_deferred
 from ._frontend import Namespace, SymbolFunction
 from ._frontend import function as _function
 from ._helpers import arange, eye, full, hypot, maximum, minimum, ones, pow, power, zeros
 from ._json import SymbolFormatError, load, load_json
 from ._node import Entry, Node
+from ._numpy_namespace import np, npx
 from ._numpy_style import histogram, split_v2
 from ._symbol import Group, NotImplementedForSymbol, Symbol, UnknownOutputError, Variable, var
 
 __all__ = [
-    "arange", "contrib", "Entry", "eye", "full", "Group", "histogram", "hypot", "image", "linalg",
-    "load", "load_json", "maximum", "minimum", "Namespace", "Node", "NotImplementedForSymbol",
+    "arange", "contrib", "Entry", "expand_deferred", "eye", "full", "Group", "has_deferred",
+    "histogram", "hypot", "image", "linalg", "load", "load_json", "maximum", "minimum",
+    "Namespace", "Node", "NotImplementedForSymbol", "np", "npx", "numpy", "numpy_extension",
     "ones", "op", "pow", "power", "random", "sparse", "split_v2", "Symbol", "SymbolArgumentError",
     "SymbolFormatError", "SymbolFunction", "UnknownOutputError", "var", "Variable", "zeros",
 ]
+
+
+numpy, numpy_extension = np, npx  # MXNet's longer names of mx.sym.np and mx.sym.npx
 
 
 def __getattr__(name: str) -> Any:

@@ -473,6 +473,15 @@ class Symbol:
     def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | _FLUENT)
 
+    def as_np_ndarray(self) -> Symbol:
+        """This symbol, for ``mx.sym.np`` functions (MXNet's numpy symbol; dagnet's symbols
+        serve both namespaces)."""
+        return self
+
+    def as_nd_ndarray(self) -> Symbol:
+        """This symbol, for the legacy ``mx.sym`` operators (see :meth:`as_np_ndarray`)."""
+        return self
+
     def astype(self, *args: Any, **kwargs: Any) -> Symbol:
         """MXNet's fluent ``cast``: ``x.astype('int32')`` is ``mx.sym.cast(x, dtype='int32')``
         (as for NDArrays, which GluonNLP's hybridized blocks rely on)."""

@@ -51,6 +51,11 @@ def missing_declarations(op: Op) -> list[str]:
         return missing
     if op.domain is None:
         missing.append("domain (Domain(sample=..., reference=...)) for the conformance suite")
+    if op.expand is not None:  # graph-only: its expansion runs (and differentiates) instead
+        if op.domain is not None and op.domain.reference is None:
+            missing.append("a numpy reference in its domain (a graph-only operator is "
+                           "checked through the graph it expands into)")
+        return missing
     if op.gradient is None:
         missing.append("gradient (Gradient(...), ZeroGradient() or NoGradient(reason))")
     elif isinstance(op.gradient, Gradient):
@@ -431,6 +436,38 @@ def check_operator(
                 eng.shutdown()
 
 
+def graph_only_check(op: Op, inputs: Sequence[np.ndarray], params: dict, *, backend: Any,
+                     engine: Any, dtype: str) -> None:
+    """A graph-only operator (one with ``expand``) bound in a symbol on ``backend`` through
+    ``engine``: its outputs against the domain's numpy reference and, in float64, the
+    gradients of the expanded graph against central differences of the same symbol."""
+    from .. import config
+    from .. import ndarray as nd
+    from .. import symbol as sym
+    from ..test_utils import assert_almost_equal
+    from .symbolic_checks import check_symbol_numeric_gradient
+
+    ctx = Context(backend.device_type, 0)
+    cast = _cast(inputs, dtype)
+    names = [f"in{i}" for i in range(len(cast))]
+    expected = _as_list(op.domain.reference(params, *[np.asarray(a) for a in cast]))
+    rtol, atol = _tolerances(np.dtype(dtype), op.domain.rtol, op.domain.atol)
+    where = f"graph-only operator {op.name!r} with params {params} on {engine.name}"
+    with config.set(engine=engine.name):
+        symbol = getattr(sym, op.name)(*[sym.Variable(n) for n in names], **params)
+        executor = symbol.bind(ctx, {n: nd.array(a, ctx=ctx, dtype=a.dtype)
+                                     for n, a in zip(names, cast)})
+        for index, got in enumerate(executor.forward()):
+            assert_almost_equal(got.asnumpy(), expected[index], rtol=rtol, atol=atol,
+                                names=(f"{where}: output {index}", "numpy reference"))
+        if dtype == "float64":
+            check_symbol_numeric_gradient(
+                symbol, {n: nd.array(a, ctx=ctx, dtype=a.dtype) for n, a in zip(names, cast)},
+                aux_states=None, numeric_eps=1e-6, rtol=op.domain.grad_rtol,
+                atol=op.domain.grad_atol, grad_nodes=None, use_forward_train=True, ctx=ctx,
+                grad_stype_dict=None, dtype=np.float64)
+
+
 def _run_examples(op: Op, backend: Any, eng: Any, max_examples: int | None) -> None:
     dtypes = st.sampled_from(op.domain.dtypes)
 
@@ -439,6 +476,13 @@ def _run_examples(op: Op, backend: Any, eng: Any, max_examples: int | None) -> N
         case = op.domain.sample(data.draw)
         dtype = data.draw(dtypes, label="dtype")
         seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+        if op.expand is not None:
+            graph_only_check(op, case.inputs, case.params, backend=backend, engine=eng,
+                             dtype=dtype)
+            if dtype != "float64":
+                graph_only_check(op, case.inputs, case.params, backend=backend, engine=eng,
+                                 dtype="float64")
+            return
         check_case(
             op,
             case.inputs,

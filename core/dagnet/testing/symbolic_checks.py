@@ -256,7 +256,7 @@ def _gradients(sym: Any, location: Any, aux_states: Any, ctx: Context | None, dt
 
     ctx, args, aux = _bind_inputs(sym, location, aux_states, ctx, dtype)
     _, out_shapes, _ = sym.infer_shape(**{n: a.shape for n, a in args.items()})
-    projections = [(np.random.rand(*shape) + 0.1).astype(dtype) for shape in out_shapes]
+    projections = [np.asarray(np.random.rand(*shape) + 0.1).astype(dtype) for shape in out_shapes]
     initial = {n: np.random.normal(0, 0.01, size=args[n].shape).astype(dtype) for n in reqs}
     grads = _ndarrays(initial, ctx, dtype)
     aux_start = {n: a.asnumpy() for n, a in aux.items()}  # a training-mode pass may update them
