@@ -29,6 +29,7 @@ from .. import ndarray as nd
 from .._errors import DagnetError, ShapeError
 from ..autograd import is_recording
 from ..ndarray import NDArray
+from ..util import np_shape
 
 __all__ = ["ndarray", "as_np_ndarray", "wrap", "NumpyError", "NotProvidedError",
            "OrderNotSupportedError"]
@@ -132,15 +133,21 @@ def connect(result: ndarray, *sources: NDArray) -> ndarray:
             source = source.astype(dtype)
         result = nd.broadcast_add(result, nd.sum(source) * 0)
     if result.shape != shape:  # () and zero-size shapes: broadcast_add gave (1,)
-        result = nd.reshape_like(result, nd.zeros(shape, ctx=result.context, dtype=dtype))
+        result = nd.reshape_like(result, _template(shape, result.context, dtype))
     return wrap(result)
+
+
+def _template(shape: tuple[int, ...], ctx: Any, dtype: Any) -> NDArray:
+    """Zeros of ``shape`` (NumPy's: 0-d and zero-size allowed) for ``reshape_like``."""
+    with np_shape(True):
+        return nd.zeros(shape, ctx=ctx, dtype=dtype)
 
 
 def reshape_view(array: NDArray, shape: tuple[int, ...]) -> NDArray:
     """``array`` viewed with ``shape`` (same size, no ``0``); while autograd records, a 0-d
     target goes through ``reshape_like``, which the recorder can differentiate."""
     if not shape and is_recording():
-        return nd.reshape_like(array, nd.zeros((), ctx=array.context, dtype=array.dtype))
+        return nd.reshape_like(array, _template((), array.context, array.dtype))
     return NDArray.reshape(array, shape)
 
 
