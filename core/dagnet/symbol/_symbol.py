@@ -378,6 +378,28 @@ class Symbol:
         return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req,
                     aux_states=aux_states, group2ctx=group2ctx, shared_exec=shared_exec)
 
+    def optimize_for(self, backend: str, args: dict | None = None, aux: dict | None = None,
+                     ctx: Any = None, shape_dict: dict | None = None,
+                     type_dict: dict | None = None, stype_dict: dict | None = None,
+                     skip_infer: bool = False, **kwargs: Any) -> Symbol:
+        """A new symbol rewritten by the graph passes serving the subgraph ``backend``
+        (``'default'`` and ``'default_v2'`` partition by operator names, ``'MKLDNN'`` /
+        ``'ONEDNN'`` run the built-in CPU passes; plugins add more).  ``args``/``aux``
+        (name -> NDArray) or ``shape_dict``/``type_dict`` let the passes see shapes and
+        dtypes; ``kwargs`` are the backend's options.  ``stype_dict`` is accepted for
+        MXNet's signature (dagnet arrays carry their storage type).  See
+        :func:`dagnet.executor.optimize_for`."""
+        from ..executor import optimize_for
+
+        return optimize_for(self, backend, args, aux, ctx, shape_dict, type_dict, skip_infer,
+                            **kwargs)
+
+    def get_backend_symbol(self, backend: str) -> Symbol:
+        """This symbol rewritten for the subgraph ``backend`` without shapes, with the
+        backend's default options (MXNet's ``MXGenBackendSubgraph``): :meth:`optimize_for`
+        given only the backend."""
+        return self.optimize_for(backend)
+
     def eval(self, ctx: Any = None, **kwargs: Any) -> list:
         """Bind to the NDArrays in ``kwargs``, run forward and return the outputs."""
         from ..context import current_context
