@@ -251,8 +251,16 @@ class Symbol:
         for node, value in zip(arguments, args):
             if value is not None:
                 given[(node, 0)] = convert(value, node.name)
+        outputs: dict[str, Entry] | None = None
         for key, value in kwargs.items():
             if key not in every:
+                # an output's value informs inference backward (a subgraph node's outputs)
+                if outputs is None:
+                    outputs = dict(zip(self.list_outputs(), self._outputs))
+                if key in outputs:
+                    if value is not None:
+                        given[outputs[key]] = convert(value, key)
+                    continue
                 raise UnknownOutputError(
                     f"{what}: the symbol has no argument {key!r}; its arguments are "
                     f"{', '.join(n.name for n in arguments)}"
@@ -292,7 +300,9 @@ class Symbol:
 
     def infer_shape(self, *args: Any, **kwargs: Any) -> tuple:
         """``(arg_shapes, out_shapes, aux_shapes)`` from some argument shapes, positionally in
-        ``list_arguments`` order or by name.  A 0 in a shape is an unknown dimension.
+        ``list_arguments`` order or by name (a name may also be an output's, from
+        ``list_outputs``: its shape then informs the inference backward, as MXNet's
+        subgraph operators infer their subgraphs).  A 0 in a shape is an unknown dimension.
         When some shape stays unknown, warns naming the arguments and returns
         ``(None, None, None)``; an inconsistency raises :class:`~dagnet.ShapeError`."""
         values, deferred = self._infer_shape_entries(*args, **kwargs)

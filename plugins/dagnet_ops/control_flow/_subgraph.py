@@ -78,12 +78,15 @@ def _known(shape: Any) -> bool:
     return shape is not None and len(shape) > 0
 
 
-def graph_shapes(graph: Any, fed: Sequence[str | None], shapes: Sequence[Any]
-                 ) -> tuple[dict[str, Any], list[Any]]:
-    """Shape inference of ``graph`` from the shapes of the node inputs feeding it: the
-    shapes of its inputs by name and of its outputs (None where unknown)."""
-    given = {name: tuple(shape) for name, shape in zip(fed, shapes)
-             if name is not None and _known(shape)}
+def graph_shapes(graph: Any, fed: Sequence[str | None], shapes: Sequence[Any],
+                 out_shapes: Sequence[Any] = ()) -> tuple[dict[str, Any], list[Any]]:
+    """Shape inference of ``graph`` from the shapes of the node inputs feeding it (and of
+    its outputs, ``out_shapes``, where known): the shapes of its inputs by name and of its
+    outputs (None where unknown)."""
+    given = {name: tuple(shape) for name, shape in zip(graph.list_outputs(), out_shapes)
+             if _known(shape)}
+    given.update({name: tuple(shape) for name, shape in zip(fed, shapes)
+                  if name is not None and _known(shape)})
     args, outs, aux = graph.infer_shape_partial(**given)
     inferred = dict(zip(graph.list_arguments(), args))
     inferred.update(zip(graph.list_auxiliary_states(), aux))
@@ -91,10 +94,12 @@ def graph_shapes(graph: Any, fed: Sequence[str | None], shapes: Sequence[Any]
             [tuple(o) if _known(o) else None for o in outs])
 
 
-def graph_types(graph: Any, fed: Sequence[str | None], dtypes: Sequence[Any]
-                ) -> tuple[dict[str, Any], list[Any]]:
-    """Type inference of ``graph`` from the dtypes of the node inputs feeding it."""
-    given = {name: t for name, t in zip(fed, dtypes) if name is not None and t is not None}
+def graph_types(graph: Any, fed: Sequence[str | None], dtypes: Sequence[Any],
+                out_dtypes: Sequence[Any] = ()) -> tuple[dict[str, Any], list[Any]]:
+    """Type inference of ``graph`` from the dtypes of the node inputs feeding it (and of
+    its outputs, ``out_dtypes``, where known)."""
+    given = {name: t for name, t in zip(graph.list_outputs(), out_dtypes) if t is not None}
+    given.update({name: t for name, t in zip(fed, dtypes) if name is not None and t is not None})
     args, outs, aux = graph.infer_type_partial(**given)
     inferred = dict(zip(graph.list_arguments(), args))
     inferred.update(zip(graph.list_auxiliary_states(), aux))
