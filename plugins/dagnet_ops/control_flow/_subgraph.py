@@ -31,7 +31,8 @@ from dagnet.context import cpu
 from dagnet.operator import XP, Domain, Gradient, Op, OpBuilder, OpReqType, Params, assign
 
 __all__ = ["KEPT", "TOKEN_DTYPE", "Runner", "control_flow_ops", "feeds", "grad_dtype",
-           "graph_shapes", "graph_types", "host", "inline", "runner", "subgraphs_of", "write"]
+           "graph_shapes", "graph_types", "host", "inline", "parse_subgraphs", "runner",
+           "subgraphs_of", "write"]
 
 TOKEN_DTYPE = np.dtype(np.int64)  # the hidden last output: the key of the kept executors
 KEPT = 64  # executors kept for a backward pass, across all control-flow calls
@@ -39,7 +40,8 @@ _POOL_PER_KEY = 16  # free executors kept per signature (a loop's steps each hol
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed(subgraphs: str) -> tuple[Any, ...]:
+def parse_subgraphs(subgraphs: str) -> tuple[Any, ...]:
+    """The symbols of a ``subgraphs`` parameter (a JSON list of symbol graphs), parsed once."""
     graphs = json.loads(subgraphs)
     if not isinstance(graphs, list):
         raise ParamError("subgraphs must be a JSON list of symbol graphs")
@@ -49,7 +51,7 @@ def _parsed(subgraphs: str) -> tuple[Any, ...]:
 def subgraphs_of(attrs: Any, count: int, what: str) -> tuple[Any, ...]:
     """The ``count`` subgraph symbols of a node's ``subgraphs`` parameter (a JSON list of
     symbol graphs, as MXNet's symbol files keep them under the node), parsed once."""
-    graphs = _parsed(attrs.subgraphs)
+    graphs = parse_subgraphs(attrs.subgraphs)
     if len(graphs) != count:
         raise ParamError(f"{what}: subgraphs holds {len(graphs)} graph(s); the operator runs "
                          f"{count}")
