@@ -11,6 +11,7 @@ devices as an executor (``bind``, ``simple_bind``).
 from __future__ import annotations
 
 import copy as _copy
+import ctypes
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from .._errors import (
     ShapeError,
     UnknownNameError,
 )
+from .._handles import handle_of, resolve
 from ._compose import SymbolArgumentError, apply_op, single_entry
 from ._infer import (
     dtype_from_attr,
@@ -58,8 +60,16 @@ class Symbol:
     __slots__ = ("_outputs", "__weakref__")
     __array_priority__ = 1000.0
 
-    def __init__(self, outputs: Sequence[Entry]):
+    def __init__(self, outputs: Sequence[Entry] | ctypes.c_void_p):
+        if isinstance(outputs, ctypes.c_void_p):  # MXNet's Symbol(handle)
+            outputs = resolve(outputs, Symbol, "Symbol(handle)")._outputs
         self._outputs: list[Entry] = list(outputs)
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        """A handle standing for this symbol (MXNet's ``SymbolHandle``), for code that passes
+        it to ``mxnet.base._LIB``'s emulated entry points; ``Symbol(handle)`` takes it back."""
+        return ctypes.c_void_p(handle_of(self))
 
     # -- structure ------------------------------------------------------------
     @property
