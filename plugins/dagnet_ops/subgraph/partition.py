@@ -225,16 +225,19 @@ def _collapse(region: list[_Node], number: int, live: list[_Node], heads: list[l
 
     # cut the reads: a variable per use (per entry with dedup), named <output name><count>
     outer: dict[str, tuple[list[Any], _Slot]] = {}  # variable name -> outer entry, its slot
-    uses: dict[str, list[_Node]] = {}  # output name -> its variables
+    counts: dict[str, int] = {}  # output name -> variables named after it
+    shared: dict[tuple[int, int], _Node] = {}  # with dedup: entry -> its variable
     for slot, node, position in reads:
         source, output = node.inputs[position]
-        base = source.output_name(output)
-        made = uses.setdefault(base, [])
-        if not made or not dedup:
-            name = _fresh(f"{base}{len(made)}", outer)
-            made.append(_Node({"op": "null", "name": name}, [], None))
+        variable = shared.get((id(source), output)) if dedup else None
+        if variable is None:
+            base = source.output_name(output)
+            counts[base] = counts.get(base, -1) + 1
+            name = _fresh(f"{base}{counts[base]}", outer)
+            variable = shared[(id(source), output)] = _Node({"op": "null", "name": name}, [],
+                                                            None)
             outer[name] = ([source, output], slot)
-        node.inputs[position] = [made[-1], 0]
+        node.inputs[position] = [variable, 0]
 
     outputs: list[list[Any]] = []  # the subgraph's heads
     position_of_feed = []
