@@ -28,11 +28,23 @@ from dagnet import ParamError, engine, runtime
 from dagnet import ndarray as nd
 from dagnet import symbol as sym
 from dagnet.context import cpu
-from dagnet.operator import XP, Domain, Gradient, Op, OpBuilder, OpReqType, Params, assign
+from dagnet.operator import (
+    XP,
+    Domain,
+    Gradient,
+    Op,
+    OpBuilder,
+    OpReqType,
+    Params,
+    assign,
+    merge_dtype,
+    merge_shape,
+)
 
-__all__ = ["KEPT", "TOKEN_DTYPE", "Runner", "control_flow_ops", "feeds", "grad_dtype",
-           "graph_shapes", "graph_types", "host", "inline", "parse_subgraphs", "runner",
-           "subgraphs_of", "write"]
+__all__ = ["KEPT", "TOKEN_DTYPE", "Runner", "backward_runner", "control_flow_ops", "feeds",
+           "grad_dtype", "graph_shapes", "graph_types", "host", "infer_rules", "inline",
+           "parse_subgraphs", "run_backward", "runner", "subgraphs_of", "write",
+           "write_gradients"]
 
 TOKEN_DTYPE = np.dtype(np.int64)  # the hidden last output: the key of the kept executors
 KEPT = 64  # executors kept for a backward pass, across all control-flow calls
@@ -106,6 +118,24 @@ def graph_types(graph: Any, fed: Sequence[str | None], dtypes: Sequence[Any],
     inferred = dict(zip(graph.list_arguments(), args))
     inferred.update(zip(graph.list_auxiliary_states(), aux))
     return ({k: v for k, v in inferred.items() if v is not None}, list(outs))
+
+
+def infer_rules(infer: Callable, visible: Callable[[Any], int]) -> tuple[Callable, Callable]:
+    """An operator's shape and type rules from ``infer(attrs, ins, outs, graph_infer, merge,
+    token)``, which infers through its subgraphs with :func:`graph_shapes` or
+    :func:`graph_types`; the hidden token output after the ``visible(attrs)`` ones is one
+    :data:`TOKEN_DTYPE` number."""
+
+    def infer_shape(attrs: Any, ins: list, outs: list) -> tuple[list, list]:
+        return infer(attrs, ins, outs, graph_shapes, merge_shape, (1,))
+
+    def infer_type(attrs: Any, ins: list, outs: list) -> tuple[list, list]:
+        outs = list(outs)
+        if len(outs) == visible(attrs):
+            outs.append(None)
+        return infer(attrs, ins, outs, graph_types, merge_dtype, TOKEN_DTYPE)
+
+    return infer_shape, infer_type
 
 
 def grad_dtype(dtype: Any) -> bool:
@@ -232,6 +262,33 @@ def take_kept(token: int) -> Any:
     """The executor kept under ``token`` (None when there is none any more)."""
     with _lock:
         return _kept.pop(token, None)
+
+
+def backward_runner(token: int, make: Callable[[], Runner], data: Sequence[Any]) -> Runner:
+    """For a backward operator: the runner whose forward pass the call with ``token`` kept,
+    or, when none was kept, ``make()``'s after it ran that forward pass again on ``data``
+    (in training mode unless the token, -1, says the call was not)."""
+    run = take_kept(token) if token > 0 else None
+    if run is None:
+        run = make()
+        run.load(data)
+        run.executor.forward(is_train=token != -1)
+    return run
+
+
+def run_backward(run: Runner, head: Sequence[Any], ctx: Any) -> None:
+    """The backward pass of ``run``'s executor from the head gradients ``head``."""
+    device = device_of(ctx)
+    run.executor.backward([nd.array(host(h), ctx=device, dtype=h.dtype) for h in head])
+
+
+def write_gradients(xp: Any, run: Runner, count: int, aux_inputs: Sequence[int],
+                    req: Sequence[OpReqType], outputs: Sequence[Any]) -> None:
+    """The gradients of the operator's ``count`` inputs but its ``aux_inputs`` (which
+    take none), in order, into the backward operator's ``outputs``."""
+    taking = [j for j in range(count) if j not in aux_inputs]
+    for position, j in enumerate(taking):
+        write(xp, outputs[position], req[position], run.gradient(j))
 
 
 def device_of(ctx: Any) -> Any:

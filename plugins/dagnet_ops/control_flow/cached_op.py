@@ -20,20 +20,8 @@ import json
 import numpy as np
 
 from dagnet import ParamError
-from dagnet import ndarray as nd
 from dagnet import symbol as sym
-from dagnet.operator import (
-    XP,
-    Case,
-    Domain,
-    Field,
-    Gradient,
-    OpBuilder,
-    Params,
-    Shape,
-    merge_dtype,
-    merge_shape,
-)
+from dagnet.operator import XP, Case, Domain, Field, Gradient, OpBuilder, Params, Shape
 
 from . import _subgraph as S
 
@@ -97,15 +85,7 @@ def _infer(attrs, ins, outs, infer, merge, token):
     return new_ins, new_outs
 
 
-def _infer_shape(attrs, ins, outs):
-    return _infer(attrs, ins, outs, S.graph_shapes, merge_shape, (1,))
-
-
-def _infer_type(attrs, ins, outs):
-    outs = list(outs)
-    if len(outs) == len(_layout(attrs).outputs):
-        outs.append(None)
-    return _infer(attrs, ins, outs, S.graph_types, merge_dtype, S.TOKEN_DTYPE)
+_infer_shape, _infer_type = S.infer_rules(_infer, lambda attrs: len(_layout(attrs).outputs))
 
 
 def _runner(attrs, ctx, inputs, with_grad):
@@ -132,25 +112,13 @@ def _forward(attrs, ctx, inputs, req, outputs):
 
 def _backward(attrs, ctx, inputs, req, outputs):
     lay = _layout(attrs)
-    xp = ctx.xp
     n_out, n_in = len(lay.outputs), len(lay.inputs)
-    head = inputs[:n_out]
     data = inputs[n_out:n_out + n_in]
     token = int(S.host(inputs[-1]).reshape(-1)[0])
-    device = S.device_of(ctx)
     with S.inline():
-        run = S.take_kept(token) if token > 0 else None
-        if run is None:  # nothing kept: run the forward pass again, as the call did
-            run = _runner(attrs, ctx, data, True)
-            run.load(data)
-            run.executor.forward(is_train=token != -1)
-        run.executor.backward([nd.array(S.host(h), ctx=device, dtype=h.dtype) for h in head])
-        position = 0
-        for j in range(n_in):
-            if j in lay.aux_inputs:
-                continue
-            S.write(xp, outputs[position], req[position], run.gradient(j))
-            position += 1
+        run = S.backward_runner(token, lambda: _runner(attrs, ctx, data, True), data)
+        S.run_backward(run, inputs[:n_out], ctx)
+        S.write_gradients(ctx.xp, run, n_in, lay.aux_inputs, req, outputs)
     S.release(run)
 
 
