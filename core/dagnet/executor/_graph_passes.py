@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -29,8 +29,8 @@ from .. import config, engine, plugins
 from .._errors import PluginError
 from ..context import Context
 
-__all__ = ["BoundGraph", "GraphPassError", "apply_graph_passes", "backend_options",
-           "clear_backend_options", "run_graph_passes", "set_backend_options"]
+__all__ = ["BoundGraph", "GraphPassError", "backend_options", "clear_backend_options",
+           "run_graph_passes", "set_backend_options"]
 
 _NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
@@ -96,30 +96,24 @@ _NO_BACKEND = "NONE"  # MXNET_SUBGRAPH_BACKEND=NONE: no subgraph backend, no pas
 
 
 def run_graph_passes(symbol: Any, shapes: dict, dtypes: dict, ctx: Context,
-                     infer: Callable[[Any], tuple[dict, dict]]) -> tuple[Any, dict, dict]:
-    """``(symbol, shapes, dtypes)`` after the passes a bind runs: entry shapes and dtypes
-    keyed as ``symbol._infer_shape_entries`` keys them, ``infer(symbol)`` giving them for
-    a rewritten symbol."""
-    if not config.get("graph_passes"):
-        return symbol, shapes, dtypes
+                     infer: Callable[[Any], tuple[dict, dict]], *, backend: str | None = None,
+                     options: Mapping[str, Any] | None = None,
+                     fix: str = _OFF) -> tuple[Any, dict, dict]:
+    """``(symbol, shapes, dtypes)`` after the passes a bind runs, or, given ``backend``
+    (``optimize_for``), after that backend's passes with ``options``: entry shapes and
+    dtypes keyed as ``symbol._infer_shape_entries`` keys them (None where unknown),
+    ``infer(symbol)`` giving them for a rewritten symbol; ``fix`` says, in errors, how to
+    do without the passes."""
+    if backend is None:  # a bind
+        if not config.get("graph_passes"):
+            return symbol, shapes, dtypes
+        backend = "" if engine.inline_active() else config.get("subgraph_backend")
+        if backend == _NO_BACKEND:
+            return symbol, shapes, dtypes
+        options = backend_options(backend, at_bind=True) if backend else {}
     registry = plugins.graph_passes()
-    backend = "" if engine.inline_active() else config.get("subgraph_backend")
-    if not backend:
-        chosen, options = registry.on_bind(), {}
-    elif backend == _NO_BACKEND:
-        return symbol, shapes, dtypes
-    else:
-        chosen = registry.for_backend(backend)
-        options = backend_options(backend, at_bind=True)
-    return apply_graph_passes(chosen, symbol, shapes, dtypes, ctx, infer, options, _OFF)
-
-
-def apply_graph_passes(chosen: Sequence[Any], symbol: Any, shapes: dict, dtypes: dict,
-                       ctx: Context, infer: Callable[[Any], tuple[dict, dict]],
-                       options: Mapping[str, Any], fix: str) -> tuple[Any, dict, dict]:
-    """Run the registered passes ``chosen`` in turn (``fix`` says, in errors, how to do
-    without them); a shape or dtype may be None where unknown."""
-    options = MappingProxyType(dict(options))
+    chosen = registry.for_backend(backend) if backend else registry.on_bind()
+    options = MappingProxyType(dict(options or {}))
     for registration in chosen:
         name = registration.name
         nodes = symbol._nodes()

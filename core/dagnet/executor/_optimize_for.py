@@ -16,7 +16,7 @@ from typing import Any
 from .. import plugins
 from .._argcheck import ArgumentTypeError
 from ..context import Context, current_context
-from ._graph_passes import apply_graph_passes, backend_options
+from ._graph_passes import backend_options, run_graph_passes
 
 __all__ = ["optimize_for"]
 
@@ -65,9 +65,10 @@ def optimize_for(symbol: Any, backend: str, args: Mapping[str, Any] | None = Non
 
     entry_shapes, entry_dtypes = infer(symbol)
     fix = (f"optimize_for ran the graph passes of subgraph backend {backend!r} "
-           f"({', '.join(r.name for r in chosen)}); bind the symbol as it is, or pass that "
-           f"plugin's author the error")
-    optimized = apply_graph_passes(chosen, symbol, entry_shapes, entry_dtypes, ctx, infer,
-                                   {**backend_options(backend), **options}, fix)[0]
+           f"({', '.join(r.name for r in chosen)}); bind the symbol without optimize_for, or "
+           f"report the error to the author of the plugin")
+    optimized = run_graph_passes(symbol, entry_shapes, entry_dtypes, ctx, infer,
+                                 backend=backend, options={**backend_options(backend),
+                                                           **options}, fix=fix)[0]
     # a new symbol either way, as MXNet's: composing it later leaves ``symbol`` alone
     return copy.copy(optimized) if optimized is symbol else optimized
