@@ -26,6 +26,7 @@ DEFAULTS = {
     "memory_plan": True,
     "eliminate_common_expr": True,
     "graph_passes": True,
+    "subgraph_backend": "",
     "exec_bulk_size": 15,
     "engine_max_pending": 16,
     "engine_switch_interval": 0.0002,
@@ -274,6 +275,13 @@ def test_mxnet_cpu_worker_count_is_read_after_dagnets_own(monkeypatch):
     monkeypatch.setenv("MXNET_CPU_WORKER_NTHREADS", "lots")
     with pytest.raises(dagnet.ConfigError, match="set MXNET_CPU_WORKER_NTHREADS to a whole"):
         config.get("cpu_workers")
+
+
+def test_mxnet_subgraph_backend_is_read_after_dagnets_own(monkeypatch):
+    monkeypatch.setenv("MXNET_SUBGRAPH_BACKEND", "default")
+    assert config.get("subgraph_backend") == "default"
+    monkeypatch.setenv("DAGNET_SUBGRAPH_BACKEND", "NONE")
+    assert config.get("subgraph_backend") == "NONE"
 
 
 def test_mxnet_eliminate_common_expr_from_environment(monkeypatch):

@@ -21,8 +21,8 @@ OUTSIDE = [ROOT / "plugins", ROOT / "backend_cpu", ROOT / "backend_cuda"]
 # Bottom to top.  ``runtime`` runs kernels with the operators' OpContext, so the
 # operator records sit just below it.
 LAYERS = [
-    {"_errors", "_argcheck", "_fork", "config", "context", "backend", "plugins", "attribute",
-     "name", "base", "util", "registry"},
+    {"_errors", "_argcheck", "_fork", "_handles", "config", "context", "backend", "plugins",
+     "attribute", "name", "base", "util", "registry"},
     {"engine", "storage"},
     {"resource"},
     {"operator"},
@@ -30,7 +30,7 @@ LAYERS = [
     {"ndarray"},
     {"symbol", "executor", "autograd", "random", "numpy", "numpy_extension", "np", "npx",
      "numpy_dispatch_protocol", "numpy_op_signature",
-     "onnx"},
+     "onnx", "_clib"},
     {"initializer", "optimizer", "lr_scheduler", "metric", "io", "kvstore", "model",
      "recordio", "image", "profiler"},
     {"module", "callback", "launcher", "test_utils", "testing", "cli", "init", "kv", "mod",
@@ -45,6 +45,8 @@ ALLOWED_UPWARD = {
     ("ndarray", "executor"): "mx.nd.CachedOp runs a symbol through an executor",
     ("symbol", "executor"): "Symbol.bind and Symbol.simple_bind make executors",
     ("ndarray", "numpy"): "NDArray.as_np_ndarray gives an mx.np array",
+    ("base", "_clib"): "mxnet.base._LIB is the C library's entry points, emulated over "
+                       "symbols and arrays",
 }
 
 

@@ -40,6 +40,11 @@ def _plugins_report() -> tuple[str, bool]:
                     reason = backend.unavailable_reason
                     state = "available" if reason is None else f"unavailable: {reason}"
                     described.append(f"{name} ({backend.device_type}; {state})")
+                elif kind == "graph_passes":
+                    roles = [f"subgraph backends {', '.join(b)}"
+                             for b in [registry.backends_of(name)] if b]
+                    roles += ["every bind"] if registry.runs_on_bind(name) else []
+                    described.append(f"{name} ({'; '.join(roles)})")
                 else:
                     described.append(name)
             shown = described[:40] + ([f"... ({len(names)} in all)"] if len(names) > 40 else [])

@@ -3,8 +3,9 @@
 Lookup order for a key: the innermost active ``with config.set(...)`` scope,
 then values set without ``with``, then the environment variable
 ``DAGNET_<KEY>`` (upper case), then the default.  The engine also accepts
-MXNet's ``MXNET_ENGINE_TYPE`` names, and ``cpu_workers`` MXNet's
-``MXNET_CPU_WORKER_NTHREADS``.
+MXNet's ``MXNET_ENGINE_TYPE`` names, ``cpu_workers`` MXNet's
+``MXNET_CPU_WORKER_NTHREADS`` and ``subgraph_backend`` MXNet's
+``MXNET_SUBGRAPH_BACKEND``.
 
 >>> import dagnet
 >>> with dagnet.config.set(engine="naive"):
@@ -119,6 +120,10 @@ _KEYS: dict[str, Key] = {
             "executors run the installed graph passes (`dagnet plugins` lists them; the "
             "built-in 'nchw16c_layout' keeps convolution networks' float32 CPU activations "
             "in oneDNN's blocked layout) on the graph before planning"),
+        Key("subgraph_backend", str, "",
+            "the subgraph backend whose graph passes executors run at bind instead of the "
+            "every-bind ones (MXNet's MXNET_SUBGRAPH_BACKEND is read too): a backend name "
+            "such as 'default', 'NONE' for no pass at all, empty for the every-bind passes"),
         Key("exec_bulk_size", int, 15,
             "executors push a chain of up to this many nodes, and autograd's backward pass "
             "up to this many backward operators, as one engine operation (MXNet's bulk "
@@ -239,6 +244,8 @@ def get(name: str) -> Any:
         variable = "MXNET_ELIMINATE_COMMON_EXPR"
         return _coerce(key, _parse_env(key, os.environ[variable], variable),
                        f"environment variable {variable}")
+    if name == "subgraph_backend" and os.environ.get("MXNET_SUBGRAPH_BACKEND"):
+        return os.environ["MXNET_SUBGRAPH_BACKEND"].strip()
     if name == "cpu_workers" and os.environ.get("MXNET_CPU_WORKER_NTHREADS"):
         variable = "MXNET_CPU_WORKER_NTHREADS"
         return _coerce(key, _parse_env(key, os.environ[variable], variable),

@@ -27,8 +27,14 @@ def dagnet_register_ops(ops):
             ops.add(op, aliases=op.aliases)
 
 
+# MXNet's names for its CPU backend, whose rewrites the every-bind passes stand for
+_CPU_BACKENDS = ("MKLDNN", "ONEDNN")
+
+
 @dagnet.hookimpl
 def dagnet_register_graph_passes(passes):
     from .nn import layout_pass
+    from .subgraph import default_backend
 
-    passes.add(layout_pass.NAME, layout_pass.rewrite)
+    passes.add(layout_pass.NAME, layout_pass.rewrite, backends=_CPU_BACKENDS, on_bind=True)
+    passes.add(default_backend.NAME, default_backend.rewrite, backends=default_backend.BACKENDS)

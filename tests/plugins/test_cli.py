@@ -147,6 +147,15 @@ def test_plugins_marks_a_name_another_plugin_overrode(sandbox, fresh_plugins, ca
     assert "  engines: naive" in section(report, "acme")
 
 
+def test_plugins_shows_the_subgraph_backends_a_graph_pass_serves(fresh_plugins, capsys):
+    status, report, _ = run_main(capsys, "plugins")
+
+    assert status == 0
+    assert ("nchw16c_layout (subgraph backends MKLDNN, ONEDNN; every bind)"
+            in section(report, "ops"))
+    assert "default_subgraph (subgraph backends default, default_v2)" in section(report, "ops")
+
+
 # -- dagnet config and the rest ----------------------------------------------------
 
 

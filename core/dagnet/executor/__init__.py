@@ -15,7 +15,10 @@ plans memory from the operators' declarations (``dagnet.config`` key
 every node to the engine.  ``group2ctx`` runs each ``ctx_group`` of nodes on its
 own device (model parallelism), with copies where the graph crosses devices.
 Graph passes that plugins register rewrite a bound graph first (see
-:class:`BoundGraph`; ``dagnet.config`` key ``graph_passes``).
+:class:`BoundGraph`; ``dagnet.config`` key ``graph_passes``); those serving a subgraph
+backend (MXNet's ``MKLDNN``, ``default``) run on request: :func:`optimize_for`
+(``Symbol.optimize_for``), or at bind through ``dagnet.config`` key ``subgraph_backend``
+(``MXNET_SUBGRAPH_BACKEND``), with the options :func:`set_backend_options` keeps.
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ from __future__ import annotations
 from ._bind import bind, simple_bind
 from ._cached_op import CachedOp, CachedOpError
 from ._executor import Executor, UnknownArgumentError, UnknownParameterError
-from ._graph_passes import BoundGraph, GraphPassError
+from ._graph_passes import (
+    BoundGraph,
+    GraphPassError,
+    backend_options,
+    clear_backend_options,
+    set_backend_options,
+)
+from ._optimize_for import optimize_for
 
 __all__ = ["BoundGraph", "CachedOp", "CachedOpError", "Executor", "GraphPassError",
-           "UnknownArgumentError", "UnknownParameterError", "bind", "simple_bind"]
+           "UnknownArgumentError", "UnknownParameterError", "backend_options", "bind",
+           "clear_backend_options", "optimize_for", "set_backend_options", "simple_bind"]

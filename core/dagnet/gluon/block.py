@@ -550,6 +550,8 @@ class HybridBlock(Block):
         self._monitor_all = False
         self._traces: dict[tuple, Any] = {}
         self._trace_constants: dict[str, _TraceConstant] = {}
+        self._backend: str | None = None
+        self._backend_opts: dict[str, Any] = {}
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -608,11 +610,34 @@ class HybridBlock(Block):
                 if name in params:
                     params[name]._finish_deferred_init()
         del flat
+        if self._backend:
+            out = self._partition(out, data_names, args, params)
+            self._cached_graph = data, out
         data_order = [n for n in input_names if n in data_names]
         param_order = [n for n in input_names if n not in data_names]
         self._cached_op_args = ([(True, data_names[n]) for n in data_order]
                                 + [(False, params[n]) for n in param_order])
         self._cached_op = CachedOp(out, data_order, param_order, self._flags)
+
+    def _partition(self, out: Any, data_names: dict[str, int], args: tuple,
+                   params: Any) -> Any:
+        """``out`` rewritten by the subgraph backend :meth:`hybridize` named, seeing the
+        call's arrays and the parameters (the passes keep the graph's inputs)."""
+        flat = [a for a in _flatten(args, "input")[0] if a is not None]
+        contexts = {a.context for a in flat if isinstance(a, NDArray)}
+        ctx = contexts.pop() if len(contexts) == 1 else None
+        arrays = {}
+        for name in out.list_inputs():
+            if name in data_names and data_names[name] < len(flat):
+                if isinstance(flat[data_names[name]], NDArray):
+                    arrays[name] = flat[data_names[name]]
+            elif name in params:
+                arrays[name] = params[name].data(ctx)
+        aux_names = set(out.list_auxiliary_states())
+        return out.optimize_for(self._backend,
+                                {k: v for k, v in arrays.items() if k not in aux_names},
+                                {k: v for k, v in arrays.items() if k in aux_names}, ctx,
+                                **self._backend_opts)
 
     def _deferred_infer_shape(self, *args: Any) -> None:
         try:
@@ -727,7 +752,7 @@ class HybridBlock(Block):
         super().register_child(block, name)
         self._clear_cached_op()
 
-    def hybridize(self, active: bool = True, backend: Any = None, clear: bool = True,
+    def hybridize(self, active: bool = True, backend: str | None = None, clear: bool = True,
                   static_alloc: bool = False, static_shape: bool = False,
                   inline_limit: int = 2, forward_bulk_size: int | None = None,
                   backward_bulk_size: int | None = None, **kwargs: Any) -> None:
@@ -736,10 +761,17 @@ class HybridBlock(Block):
         are accepted as in MXNet (the graph's memory is always kept per input shape); a
         graph of at most ``inline_limit`` operators, without ``static_alloc``, is inlined
         into an autograd recording (each operator recorded on its own, so it differentiates
-        twice); ``backend`` partitioning is not available."""
-        if backend is not None:
-            raise GluonValueError(f"hybridize(backend={backend!r}): graph partitioning "
-                                  f"backends are not available in dagnet; leave backend=None")
+        twice).  ``backend`` names a subgraph backend whose graph passes rewrite this
+        block's graph when it is traced (``Symbol.optimize_for``), with ``kwargs`` -- or a
+        ``backend_opts`` dict -- as its options; the children are hybridized without it."""
+        if backend is not None and not isinstance(backend, str):
+            raise GluonValueError(f"hybridize: backend must be a subgraph backend's name, got "
+                                  f"{type(backend).__name__} {backend!r}")
+        options = dict(kwargs.pop("backend_opts", None) or {})
+        options.update(kwargs)
+        if options:
+            self._backend_opts = options
+        self._backend = backend
         self._active = active
         self._flags = [("static_alloc", static_alloc), ("static_shape", static_shape),
                        ("inline_limit", inline_limit)]
@@ -757,6 +789,28 @@ class HybridBlock(Block):
             child.hybridize(active, static_alloc=static_alloc, static_shape=static_shape,
                             inline_limit=inline_limit, forward_bulk_size=forward_bulk_size,
                             backward_bulk_size=backward_bulk_size)
+
+    def optimize_for(self, x: Any, *args: Any, backend: str | None = None, clear: bool = False,
+                     static_alloc: bool = False, static_shape: bool = False,
+                     inline_limit: int = 2, forward_bulk_size: int | None = None,
+                     backward_bulk_size: int | None = None, **kwargs: Any) -> None:
+        """Hybridize with the subgraph ``backend`` and trace and partition the graph for the
+        inputs ``x, *args`` now, without running it (``kwargs``: the backend's options); then
+        :meth:`export` writes the rewritten graph, or a call runs it."""
+        if not backend:
+            raise GluonValueError('Must specify "backend" to optimize_for, e.g. '
+                                  'block.optimize_for(x, backend="default", op_names=[...])')
+        self.hybridize(True, backend, clear, static_alloc, static_shape, inline_limit,
+                       forward_bulk_size, backward_bulk_size, **kwargs)
+        has_symbol, has_ndarray, contexts, _ = _gather_type_ctx_info([x, *args])
+        if not has_symbol and not has_ndarray:
+            raise GluonValueError("In HybridBlock, there must be one NDArray or one Symbol in "
+                                  "the input. Please check the type of the args.\n")
+        if len(contexts) > 1:
+            raise GluonValueError(f"Found multiple contexts in the input, After hybridized, the "
+                                  f"HybridBlock only supports one input context. Find all "
+                                  f"contexts = {contexts}")
+        self._build_cache(x, *args)
 
     def cast(self, dtype: Any) -> None:
         """Cast the parameters; the traced graph is rebuilt at the next call."""

@@ -11,6 +11,7 @@ through a view is ordered with everything else that touches the parent.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
 import warnings
@@ -20,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ShapeError
+from .._handles import handle_of, resolve
 from ..context import Context
 from ..runtime import (
     GRAD_REQS,
@@ -62,9 +64,23 @@ class NDArray:
                  "__weakref__", "__dict__")
     __array_priority__ = 1000.0  # numpy defers ``ndarray + NDArray`` to us
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        raise TypeError("create NDArrays with dagnet.nd.array, zeros, ones, full, arange or "
-                        "empty, or as the result of an operator")
+    def __new__(cls, handle: Any = None, writable: bool = True) -> NDArray:
+        if handle is None:  # unpickling; a call is refused by __init__
+            return super().__new__(cls)
+        # MXNet's NDArray(handle): the array an emulated C entry point handed out
+        return resolve(handle, cls, "NDArray(handle)")
+
+    def __init__(self, handle: Any = None, writable: bool = True):
+        if handle is None:
+            raise TypeError("create NDArrays with dagnet.nd.array, zeros, ones, full, arange "
+                            "or empty, or as the result of an operator")
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        """A handle standing for this array (MXNet's ``NDArrayHandle``), for code that passes
+        it to ``mxnet.base._LIB``'s emulated entry points; ``NDArray(handle=h)`` takes it
+        back."""
+        return ctypes.c_void_p(handle_of(self))
 
     # -- layout ----------------------------------------------------------------
     @property

@@ -50,10 +50,13 @@ def dagnet_register_ops(ops: OpRegistry) -> None:
 
 @hookspec
 def dagnet_register_graph_passes(passes: GraphPassRegistry) -> None:
-    """Add graph passes: ``passes.add(name, rewrite, override=False)``.
+    """Add graph passes: ``passes.add(name, rewrite, backends=(), on_bind=None,
+    override=False)``.
 
     ``rewrite(graph)`` gets a :class:`dagnet.executor.BoundGraph` (a symbol's JSON with
-    every node's output shapes and dtypes, and the device) when an executor is bound, and
-    returns the rewritten JSON, or None to leave the graph as it is.  Called when the
-    first executor is bound or the registry is listed.
+    every node's output shapes and dtypes, the device and the backend options) and
+    returns the rewritten JSON, or None to leave the graph as it is.  A pass runs when an
+    executor is bound, or, when it names ``backends`` (MXNet's subgraph backends), when
+    one of them is asked for (``Symbol.optimize_for(backend)``).  Called when the first
+    executor is bound, a backend is asked for, or the registry is listed.
     """

@@ -261,14 +261,82 @@ class OpRegistry(Registry[Any]):
 
 
 class GraphPassRegistry(Registry[Callable[[Any], Any]]):
-    """Graph passes by name: rewrites of a bound graph (MXNet's subgraph backends), run in
-    name order on every executor bound while config ``graph_passes`` is on."""
+    """Graph passes by name: rewrites of a graph (MXNet's subgraph backends).
+
+    A pass runs in name order on every executor bound while config ``graph_passes`` is
+    on, and, when it names ``backends``, whenever one of them is asked for: by
+    ``Symbol.optimize_for(backend)``, ``HybridBlock.hybridize(backend=...)``, or at bind
+    through config ``subgraph_backend`` (MXNet's ``MXNET_SUBGRAPH_BACKEND``), which then
+    runs that backend's passes instead of the every-bind ones.  A backend is only a name
+    its passes share: several passes, from several plugins, may serve one.
+    """
 
     kind = "graph pass"
     how_to_choose = "install the package that provides it and check `dagnet plugins`"
 
-    def add(self, name: str, rewrite: Callable[[Any], Any], *, override: bool = False) -> None:
-        """Register ``rewrite(graph) -> JSON dict | None`` under ``name``."""
+    def __init__(self) -> None:
+        super().__init__()
+        self._roles: dict[str, tuple[tuple[str, ...], bool]] = {}  # name -> (backends, on_bind)
+
+    def add(self, name: str, rewrite: Callable[[Any], Any], *, backends: tuple[str, ...] = (),
+            on_bind: bool | None = None, override: bool = False) -> None:
+        """Register ``rewrite(graph) -> JSON dict | None`` under ``name``, serving the
+        subgraph ``backends`` (names as MXNet users pass them to ``optimize_for``); it also
+        runs at every bind when ``on_bind`` is true, which it is by default only for a pass
+        that serves no backend."""
         if not callable(rewrite):
             raise TypeError(f"graph pass {name!r}: rewrite must be callable, got {rewrite!r}")
+        if isinstance(backends, str) or not all(isinstance(b, str) and b for b in backends):
+            raise TypeError(f"graph pass {name!r}: backends must be a tuple of non-empty "
+                            f"strings, got {backends!r}")
+        if on_bind is None:
+            on_bind = not backends
+        if not backends and not on_bind:
+            raise TypeError(f"graph pass {name!r} would never run: name the backends it "
+                            f"serves (backends=(...)) or let it run at every bind")
         self._add(name, rewrite, override=override)
+        self._set(self._roles, name, (tuple(dict.fromkeys(backends)), bool(on_bind)))
+
+    def backends_of(self, name: str) -> tuple[str, ...]:
+        """The subgraph backends the pass ``name`` serves."""
+        return self._roles[self.registration(name).name][0]
+
+    def runs_on_bind(self, name: str) -> bool:
+        """Whether the pass ``name`` runs at every bind."""
+        return self._roles[self.registration(name).name][1]
+
+    def on_bind(self) -> list[Registration[Callable[[Any], Any]]]:
+        """The passes run at every bind, in name order."""
+        return [r for r in self.registrations() if self._roles[r.name][1]]
+
+    def backends(self) -> list[str]:
+        """Every subgraph backend some pass serves, sorted."""
+        return sorted({b for backends, _ in self._roles.values() for b in backends})
+
+    def for_backend(self, backend: str) -> list[Registration[Callable[[Any], Any]]]:
+        """The passes serving ``backend``, in name order; an :class:`UnknownNameError`
+        lists the backends there are."""
+        found = [r for r in self.registrations() if backend in self._roles[r.name][0]]
+        if not found:
+            raise UnknownNameError(self._unknown_backend(backend))
+        return found
+
+    def _unknown_backend(self, backend: object) -> str:
+        message = f"unknown subgraph backend {backend!r}"
+        known = self.backends()
+        if isinstance(backend, str):
+            close = difflib.get_close_matches(backend, known, n=3)
+            if close:
+                message += f" (did you mean {', '.join(close)}?)"
+        if known:
+            listing = ", ".join(
+                f"{b} (from {', '.join(sorted({r.provider.label for r in self.for_backend(b)}))})"
+                for b in known)
+            message += f"; expected one of {listing}"
+        else:
+            message += "; no plugin registered a graph pass for a backend"
+        message += ("; a plugin serves a backend with passes.add(name, rewrite, "
+                    "backends=(...)) in its dagnet_register_graph_passes hook")
+        for part in [*self.notes(), self.how_to_choose]:
+            message += f"; {part}" if part else ""
+        return message

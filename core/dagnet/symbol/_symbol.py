@@ -11,6 +11,7 @@ devices as an executor (``bind``, ``simple_bind``).
 from __future__ import annotations
 
 import copy as _copy
+import ctypes
 import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from .._errors import (
     ShapeError,
     UnknownNameError,
 )
+from .._handles import handle_of, resolve
 from ._compose import SymbolArgumentError, apply_op, single_entry
 from ._infer import (
     dtype_from_attr,
@@ -58,8 +60,16 @@ class Symbol:
     __slots__ = ("_outputs", "__weakref__")
     __array_priority__ = 1000.0
 
-    def __init__(self, outputs: Sequence[Entry]):
+    def __init__(self, outputs: Sequence[Entry] | ctypes.c_void_p):
+        if isinstance(outputs, ctypes.c_void_p):  # MXNet's Symbol(handle)
+            outputs = resolve(outputs, Symbol, "Symbol(handle)")._outputs
         self._outputs: list[Entry] = list(outputs)
+
+    @property
+    def handle(self) -> ctypes.c_void_p:
+        """A handle standing for this symbol (MXNet's ``SymbolHandle``), for code that passes
+        it to ``mxnet.base._LIB``'s emulated entry points; ``Symbol(handle)`` takes it back."""
+        return ctypes.c_void_p(handle_of(self))
 
     # -- structure ------------------------------------------------------------
     @property
@@ -251,8 +261,16 @@ class Symbol:
         for node, value in zip(arguments, args):
             if value is not None:
                 given[(node, 0)] = convert(value, node.name)
+        outputs: dict[str, Entry] | None = None
         for key, value in kwargs.items():
             if key not in every:
+                # an output's value informs inference backward (a subgraph node's outputs)
+                if outputs is None:
+                    outputs = dict(zip(self.list_outputs(), self._outputs))
+                if key in outputs:
+                    if value is not None:
+                        given[outputs[key]] = convert(value, key)
+                    continue
                 raise UnknownOutputError(
                     f"{what}: the symbol has no argument {key!r}; its arguments are "
                     f"{', '.join(n.name for n in arguments)}"
@@ -292,7 +310,9 @@ class Symbol:
 
     def infer_shape(self, *args: Any, **kwargs: Any) -> tuple:
         """``(arg_shapes, out_shapes, aux_shapes)`` from some argument shapes, positionally in
-        ``list_arguments`` order or by name.  A 0 in a shape is an unknown dimension.
+        ``list_arguments`` order or by name (a name may also be an output's, from
+        ``list_outputs``: its shape then informs the inference backward, as MXNet's
+        subgraph operators infer their subgraphs).  A 0 in a shape is an unknown dimension.
         When some shape stays unknown, warns naming the arguments and returns
         ``(None, None, None)``; an inconsistency raises :class:`~dagnet.ShapeError`."""
         values, deferred = self._infer_shape_entries(*args, **kwargs)
@@ -377,6 +397,28 @@ class Symbol:
 
         return bind(self, ctx, args, args_grad=args_grad, grad_req=grad_req,
                     aux_states=aux_states, group2ctx=group2ctx, shared_exec=shared_exec)
+
+    def optimize_for(self, backend: str, args: dict | None = None, aux: dict | None = None,
+                     ctx: Any = None, shape_dict: dict | None = None,
+                     type_dict: dict | None = None, stype_dict: dict | None = None,
+                     skip_infer: bool = False, **kwargs: Any) -> Symbol:
+        """A new symbol rewritten by the graph passes serving the subgraph ``backend``
+        (``'default'`` and ``'default_v2'`` partition by operator names, ``'MKLDNN'`` /
+        ``'ONEDNN'`` run the built-in CPU passes; plugins add more).  ``args``/``aux``
+        (name -> NDArray) or ``shape_dict``/``type_dict`` let the passes see shapes and
+        dtypes; ``kwargs`` are the backend's options.  ``stype_dict`` is accepted for
+        MXNet's signature (dagnet arrays carry their storage type).  See
+        :func:`dagnet.executor.optimize_for`."""
+        from ..executor import optimize_for
+
+        return optimize_for(self, backend, args, aux, ctx, shape_dict, type_dict, skip_infer,
+                            **kwargs)
+
+    def get_backend_symbol(self, backend: str) -> Symbol:
+        """This symbol rewritten for the subgraph ``backend`` without shapes, with the
+        backend's default options (MXNet's ``MXGenBackendSubgraph``): :meth:`optimize_for`
+        given only the backend."""
+        return self.optimize_for(backend)
 
     def eval(self, ctx: Any = None, **kwargs: Any) -> list:
         """Bind to the NDArrays in ``kwargs``, run forward and return the outputs."""

@@ -28,10 +28,23 @@ from dagnet import ParamError, engine, runtime
 from dagnet import ndarray as nd
 from dagnet import symbol as sym
 from dagnet.context import cpu
-from dagnet.operator import XP, Domain, Gradient, Op, OpBuilder, OpReqType, Params, assign
+from dagnet.operator import (
+    XP,
+    Domain,
+    Gradient,
+    Op,
+    OpBuilder,
+    OpReqType,
+    Params,
+    assign,
+    merge_dtype,
+    merge_shape,
+)
 
-__all__ = ["KEPT", "TOKEN_DTYPE", "Runner", "control_flow_ops", "feeds", "grad_dtype",
-           "graph_shapes", "graph_types", "host", "inline", "runner", "subgraphs_of", "write"]
+__all__ = ["KEPT", "TOKEN_DTYPE", "Runner", "backward_runner", "control_flow_ops", "feeds",
+           "grad_dtype", "graph_shapes", "graph_types", "host", "infer_rules", "inline",
+           "parse_subgraphs", "run_backward", "runner", "subgraphs_of", "write",
+           "write_gradients"]
 
 TOKEN_DTYPE = np.dtype(np.int64)  # the hidden last output: the key of the kept executors
 KEPT = 64  # executors kept for a backward pass, across all control-flow calls
@@ -39,7 +52,8 @@ _POOL_PER_KEY = 16  # free executors kept per signature (a loop's steps each hol
 
 
 @functools.lru_cache(maxsize=256)
-def _parsed(subgraphs: str) -> tuple[Any, ...]:
+def parse_subgraphs(subgraphs: str) -> tuple[Any, ...]:
+    """The symbols of a ``subgraphs`` parameter (a JSON list of symbol graphs), parsed once."""
     graphs = json.loads(subgraphs)
     if not isinstance(graphs, list):
         raise ParamError("subgraphs must be a JSON list of symbol graphs")
@@ -49,7 +63,7 @@ def _parsed(subgraphs: str) -> tuple[Any, ...]:
 def subgraphs_of(attrs: Any, count: int, what: str) -> tuple[Any, ...]:
     """The ``count`` subgraph symbols of a node's ``subgraphs`` parameter (a JSON list of
     symbol graphs, as MXNet's symbol files keep them under the node), parsed once."""
-    graphs = _parsed(attrs.subgraphs)
+    graphs = parse_subgraphs(attrs.subgraphs)
     if len(graphs) != count:
         raise ParamError(f"{what}: subgraphs holds {len(graphs)} graph(s); the operator runs "
                          f"{count}")
@@ -78,12 +92,15 @@ def _known(shape: Any) -> bool:
     return shape is not None and len(shape) > 0
 
 
-def graph_shapes(graph: Any, fed: Sequence[str | None], shapes: Sequence[Any]
-                 ) -> tuple[dict[str, Any], list[Any]]:
-    """Shape inference of ``graph`` from the shapes of the node inputs feeding it: the
-    shapes of its inputs by name and of its outputs (None where unknown)."""
-    given = {name: tuple(shape) for name, shape in zip(fed, shapes)
-             if name is not None and _known(shape)}
+def graph_shapes(graph: Any, fed: Sequence[str | None], shapes: Sequence[Any],
+                 out_shapes: Sequence[Any] = ()) -> tuple[dict[str, Any], list[Any]]:
+    """Shape inference of ``graph`` from the shapes of the node inputs feeding it (and of
+    its outputs, ``out_shapes``, where known): the shapes of its inputs by name and of its
+    outputs (None where unknown)."""
+    given = {name: tuple(shape) for name, shape in zip(graph.list_outputs(), out_shapes)
+             if _known(shape)}
+    given.update({name: tuple(shape) for name, shape in zip(fed, shapes)
+                  if name is not None and _known(shape)})
     args, outs, aux = graph.infer_shape_partial(**given)
     inferred = dict(zip(graph.list_arguments(), args))
     inferred.update(zip(graph.list_auxiliary_states(), aux))
@@ -91,14 +108,34 @@ def graph_shapes(graph: Any, fed: Sequence[str | None], shapes: Sequence[Any]
             [tuple(o) if _known(o) else None for o in outs])
 
 
-def graph_types(graph: Any, fed: Sequence[str | None], dtypes: Sequence[Any]
-                ) -> tuple[dict[str, Any], list[Any]]:
-    """Type inference of ``graph`` from the dtypes of the node inputs feeding it."""
-    given = {name: t for name, t in zip(fed, dtypes) if name is not None and t is not None}
+def graph_types(graph: Any, fed: Sequence[str | None], dtypes: Sequence[Any],
+                out_dtypes: Sequence[Any] = ()) -> tuple[dict[str, Any], list[Any]]:
+    """Type inference of ``graph`` from the dtypes of the node inputs feeding it (and of
+    its outputs, ``out_dtypes``, where known)."""
+    given = {name: t for name, t in zip(graph.list_outputs(), out_dtypes) if t is not None}
+    given.update({name: t for name, t in zip(fed, dtypes) if name is not None and t is not None})
     args, outs, aux = graph.infer_type_partial(**given)
     inferred = dict(zip(graph.list_arguments(), args))
     inferred.update(zip(graph.list_auxiliary_states(), aux))
     return ({k: v for k, v in inferred.items() if v is not None}, list(outs))
+
+
+def infer_rules(infer: Callable, visible: Callable[[Any], int]) -> tuple[Callable, Callable]:
+    """An operator's shape and type rules from ``infer(attrs, ins, outs, graph_infer, merge,
+    token)``, which infers through its subgraphs with :func:`graph_shapes` or
+    :func:`graph_types`; the hidden token output after the ``visible(attrs)`` ones is one
+    :data:`TOKEN_DTYPE` number."""
+
+    def infer_shape(attrs: Any, ins: list, outs: list) -> tuple[list, list]:
+        return infer(attrs, ins, outs, graph_shapes, merge_shape, (1,))
+
+    def infer_type(attrs: Any, ins: list, outs: list) -> tuple[list, list]:
+        outs = list(outs)
+        if len(outs) == visible(attrs):
+            outs.append(None)
+        return infer(attrs, ins, outs, graph_types, merge_dtype, TOKEN_DTYPE)
+
+    return infer_shape, infer_type
 
 
 def grad_dtype(dtype: Any) -> bool:
@@ -225,6 +262,33 @@ def take_kept(token: int) -> Any:
     """The executor kept under ``token`` (None when there is none any more)."""
     with _lock:
         return _kept.pop(token, None)
+
+
+def backward_runner(token: int, make: Callable[[], Runner], data: Sequence[Any]) -> Runner:
+    """For a backward operator: the runner whose forward pass the call with ``token`` kept,
+    or, when none was kept, ``make()``'s after it ran that forward pass again on ``data``
+    (in training mode unless the token, -1, says the call was not)."""
+    run = take_kept(token) if token > 0 else None
+    if run is None:
+        run = make()
+        run.load(data)
+        run.executor.forward(is_train=token != -1)
+    return run
+
+
+def run_backward(run: Runner, head: Sequence[Any], ctx: Any) -> None:
+    """The backward pass of ``run``'s executor from the head gradients ``head``."""
+    device = device_of(ctx)
+    run.executor.backward([nd.array(host(h), ctx=device, dtype=h.dtype) for h in head])
+
+
+def write_gradients(xp: Any, run: Runner, count: int, aux_inputs: Sequence[int],
+                    req: Sequence[OpReqType], outputs: Sequence[Any]) -> None:
+    """The gradients of the operator's ``count`` inputs but its ``aux_inputs`` (which
+    take none), in order, into the backward operator's ``outputs``."""
+    taking = [j for j in range(count) if j not in aux_inputs]
+    for position, j in enumerate(taking):
+        write(xp, outputs[position], req[position], run.gradient(j))
 
 
 def device_of(ctx: Any) -> Any:

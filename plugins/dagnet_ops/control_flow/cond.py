@@ -17,7 +17,6 @@ import json
 import numpy as np
 
 from dagnet import ShapeError
-from dagnet import ndarray as nd
 from dagnet import symbol as sym
 from dagnet.operator import (
     REQUIRED,
@@ -26,8 +25,6 @@ from dagnet.operator import (
     Field,
     Params,
     Shape,
-    merge_dtype,
-    merge_shape,
 )
 
 from . import _subgraph as S
@@ -90,15 +87,7 @@ def _infer(attrs, ins, outs, infer, merge, token):
     return new_ins, new_outs
 
 
-def _infer_shape(attrs, ins, outs):
-    return _infer(attrs, ins, outs, S.graph_shapes, merge_shape, (1,))
-
-
-def _infer_type(attrs, ins, outs):
-    outs = list(outs)
-    if len(outs) == attrs.num_outputs:
-        outs.append(None)
-    return _infer(attrs, ins, outs, S.graph_types, merge_dtype, S.TOKEN_DTYPE)
+_infer_shape, _infer_type = S.infer_rules(_infer, lambda attrs: attrs.num_outputs)
 
 
 # -- running ----------------------------------------------------------------------------------
@@ -150,20 +139,14 @@ def _backward(attrs, ctx, inputs, req, outputs):
     head = inputs[:attrs.num_outputs]
     data = inputs[attrs.num_outputs:attrs.num_outputs + lay.n_args]
     token = int(S.host(inputs[-1]).reshape(-1)[0])
-    device = S.device_of(ctx)
     with S.inline():
         kept = S.take_kept(token) if token > 0 else None
         if kept is None:  # nothing kept: decide and run the branch again, as the call did
             branch, run, _ = _run(attrs, ctx, data, token != -1, True)
         else:
             branch, run = kept
-        run.executor.backward([nd.array(S.host(h), ctx=device, dtype=h.dtype) for h in head])
-        position = 0
-        for j in range(lay.n_args):
-            if j in lay.aux_inputs:
-                continue
-            S.write(xp, outputs[position], req[position], run.gradient(j))
-            position += 1
+        S.run_backward(run, head, ctx)
+        S.write_gradients(xp, run, lay.n_args, lay.aux_inputs, req, outputs)
     S.release(run)
 
 

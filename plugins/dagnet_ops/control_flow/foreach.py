@@ -232,15 +232,9 @@ def _backward(attrs, ctx, inputs, req, outputs):
             S.write(xp, outputs[k], req[k], passed)
         return
     with S.inline():
-        run = S.take_kept(token) if token > 0 else None
-        if run is None:  # nothing kept: run the forward pass again, as the call did
-            run = _runner(attrs, ctx, data, True)
-            run.load(data)
-            run.executor.forward(is_train=token != -1)
-        device = S.device_of(ctx)
-        run.executor.backward([S.nd.array(S.host(g), ctx=device, dtype=g.dtype) for g in head])
-        for k, j in enumerate(grads_of):
-            S.write(xp, outputs[k], req[k], run.gradient(j))
+        run = S.backward_runner(token, lambda: _runner(attrs, ctx, data, True), data)
+        S.run_backward(run, head, ctx)
+        S.write_gradients(xp, run, lay.n_args, lay.aux_inputs, req, outputs)
     S.release(run)
 
 
