@@ -149,10 +149,11 @@ def test_an_empty_list_or_unmatched_names_partition_nothing():
 
 
 def test_cached_op_runs_the_symbol_given_as_json_text():
-    a, b = mx.sym.var("a"), mx.sym.var("b")
-    inner = a * b
-    node = mx.sym._internal._CachedOp(mx.sym.var("a"), mx.sym.var("b"),
-                                      subgraph=inner.tojson())
+    with mx.name.NameManager():  # automatic names counted from 0, whatever ran before
+        a, b = mx.sym.var("a"), mx.sym.var("b")
+        inner = a * b
+        node = mx.sym._internal._CachedOp(mx.sym.var("a"), mx.sym.var("b"),
+                                          subgraph=inner.tojson())
     assert node.list_arguments() == ["a", "b"]
     assert node.list_outputs() == ["_cachedop0__mul0_output"]
     values = {"a": np.arange(4.0).reshape(2, 2), "b": np.full((2, 2), 3.0)}
