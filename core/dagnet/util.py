@@ -155,9 +155,13 @@ def np_shape(active: bool = True) -> _Scope:
 
 
 def _decorate(func: _F, scope: Callable[[], _Scope], name: str) -> _F:
-    """Run ``func`` (or every method and property of class ``func``) inside ``scope()``."""
+    """Run ``func`` (or every method and property of class ``func``, inherited ones
+    included, as MXNet decorates them: ``initialize`` of a ``@use_np`` block makes
+    ``mx.np`` parameters) inside ``scope()``; an inherited method is wrapped on ``func``
+    only, its base class keeps its own."""
     if inspect.isclass(func):
-        for attr, member in list(vars(func).items()):
+        for attr in dir(func):
+            member = inspect.getattr_static(func, attr)
             if isinstance(member, property):
                 setattr(func, attr, property(
                     _decorate(member.fget, scope, name) if member.fget else None,
