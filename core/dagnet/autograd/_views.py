@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import ndarray as nd
 from ..ndarray import NDArray, invoke, is_basic_key
+from ..util import np_shape
 
 __all__ = ["getitem", "reshape", "copy", "astype"]
 
@@ -65,7 +66,7 @@ def _basic(array: NDArray, key: Any) -> NDArray:
         result = invoke("slice", [array], {"begin": tuple(begin), "end": tuple(end),
                                                    "step": tuple(step)})
     if result._shape != shape:
-        result = invoke("Reshape", [result], {"shape": shape})
+        result = _reshape(result, shape)
     if result is array:  # x[:] and the like: a new array, as the view would be
         result = invoke("_copy", [array])
     return result
@@ -103,7 +104,17 @@ def _mixed(array: NDArray, items: tuple) -> NDArray:
 
 def reshape(array: NDArray, shape: tuple[int, ...]) -> NDArray:
     """``array.reshape(shape)`` (an inferred, explicit shape) through ``Reshape``."""
-    return invoke("Reshape", [array], {"shape": shape})
+    return _reshape(array, shape)
+
+
+def _reshape(array: NDArray, shape: tuple[int, ...]) -> NDArray:
+    """``Reshape`` to an explicit shape; one with a 0 (a zero-size array, under NumPy shape
+    semantics; ``Reshape`` reads 0 as "keep this dimension") through ``reshape_like``."""
+    if 0 not in shape:
+        return invoke("Reshape", [array], {"shape": shape})
+    with np_shape(True):
+        template = nd.zeros(shape, ctx=array.context, dtype=array.dtype)
+    return invoke("reshape_like", [array, template])
 
 
 def copy(array: NDArray, out: NDArray | None = None) -> NDArray:

@@ -568,7 +568,7 @@ argmax_channel clip abs sign flatten shape_array size_array expand_dims tile tra
 sum nansum prod nanprod mean max min norm round rint fix floor ceil trunc sin cos tan arcsin
 arccos arctan degrees radians sinh cosh tanh arcsinh arccosh arctanh exp expm1 log log10 log2
 log1p sqrt rsqrt cbrt rcbrt square reciprocal relu sigmoid softmax log_softmax squeeze softmin
-pad diag depth_to_space space_to_depth
+pad diag depth_to_space space_to_depth dot
 """.split())
 
 

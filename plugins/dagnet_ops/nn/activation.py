@@ -143,11 +143,11 @@ def _leaky_infer_shape(attrs, ins, outs):
         set_shape(outs, i, ins[0], "LeakyReLU", ["output", "mask"], "output")
     data = ins[0]
     if attrs.act_type == "prelu" and data is not None:
-        if len(data) < 2:
-            raise ShapeError(f"operator 'LeakyReLU' with act_type='prelu': data needs a channel "
-                             f"axis (ndim >= 2), got shape {tuple(data)}")
-        if ins[1] is None:  # one slope per channel unless the gamma given says otherwise
-            set_shape(ins, 1, (data[1],), "LeakyReLU", names)
+        if not data:
+            raise ShapeError("operator 'LeakyReLU' with act_type='prelu': data needs at least "
+                             "one axis, got a scalar")
+        if ins[1] is None:  # one slope per channel (one for all on 1-d data) unless given
+            set_shape(ins, 1, (data[1],) if len(data) > 1 else (1,), "LeakyReLU", names)
         else:
             _gamma_shape(tuple(ins[1]), tuple(data))
     return ins, outs

@@ -61,11 +61,19 @@ def _dot_infer(attrs, ins, outs):
     if ls is None or rs is None:
         return ins, outs
     if not (known(ls) and known(rs)):
-        # partial shapes: the output follows once both contracted dimensions are known
+        # partial shapes: an unknown contracted dimension is the other side's (a weight
+        # whose input size is deferred), and the output follows once both are known
         k_l = ls[0] if attrs.transpose_a else ls[-1]
         k_r = rs[-1] if attrs.transpose_b else rs[0]
+        if dim_is_known(k_l) and not dim_is_known(k_r) and len(rs) > 1:
+            rs = tuple(rs[:-1]) + (k_l,) if attrs.transpose_b else (k_l,) + tuple(rs[1:])
+            k_r = k_l
+        elif dim_is_known(k_r) and not dim_is_known(k_l) and len(ls) > 1:
+            ls = (k_r,) + tuple(ls[1:]) if attrs.transpose_a else tuple(ls[:-1]) + (k_r,)
+            k_l = k_r
         if not (dim_is_known(k_l) and dim_is_known(k_r)):
             return ins, outs
+        ins = [ls, rs]
     rows, _, cols = _dot_dims(attrs, ls, rs)
     return ins, [rows + cols or (1,)]
 
