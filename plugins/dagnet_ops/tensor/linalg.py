@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from dagnet import ShapeError
-from dagnet.operator import XP, Case, Domain, Field, Gradient, NoParams, Op, Params
+from dagnet.operator import XP, Case, Domain, Field, Gradient, NoParams, Op, Params, ZeroGradient
 
 from . import _sampling as S
 from ._common import backward_op, known, norm_axis, put, with_attrs
@@ -43,13 +43,16 @@ def _square(op: str, shape: Any, what: str = "A") -> None:
                          f"{tuple(shape)}")
 
 
-def _op(name: str, forward: Fn, backward: Fn, *, infer: Fn, inputs: list[str],
+def _op(name: str, forward: Fn, backward: Fn | None, *, infer: Fn, inputs: list[str],
         outputs: int = 1, params: type[Params] = NoParams, uses=("out_grad", "in_data"),
         case: Fn, reference: Fn, desc: str, rtol: float = 1e-5, grad_rtol: float = 1e-4,
-        output_names: list[str] | None = None) -> list[Op]:
-    """``_linalg_<name>`` from ``forward(xp, attrs, *inputs) -> output(s)`` and
-    ``backward(xp, attrs, grads, inputs, outputs) -> input gradients``."""
-    full = f"_linalg_{name}"
+        output_names: list[str] | None = None, prefix: str = "linalg",
+        infer_type: Fn | None = None, differentiable: tuple[int, ...] | None = None
+        ) -> list[Op]:
+    """``_<prefix>_<name>`` from ``forward(xp, attrs, *inputs) -> output(s)`` and
+    ``backward(xp, attrs, grads, inputs, outputs) -> input gradients`` (None: the
+    gradient is zero, as for MXNet's ``_npi_eig``)."""
+    full = f"_{prefix}_{name}"
     n_uses = {"out_grad": outputs, "in_data": len(inputs), "out_data": outputs}
 
     def compute(attrs, ctx, ins, req, outs):
@@ -67,15 +70,19 @@ def _op(name: str, forward: Fn, backward: Fn, *, infer: Fn, inputs: list[str],
         for out, r, value in zip(outs, req, grads):
             put(out, r, value)
 
-    return [Op(full, params=params, num_inputs=len(inputs), input_names=inputs,
-               num_outputs=outputs, output_names=output_names, infer_shape=infer,
-               compute={XP: compute}, gradient=Gradient(f"_backward_linalg_{name}", uses),
-               domain=Domain(case, reference=with_attrs(params, full, reference), rtol=rtol,
-                             atol=1e-7, grad_rtol=grad_rtol, grad_atol=1e-6,
-                             dtypes=("float64",)),
-               description=desc),
-            backward_op(f"linalg_{name}", params, sum(n_uses[u] for u in uses), len(inputs),
-                        back)]
+    gradient = ZeroGradient() if backward is None else \
+        Gradient(f"_backward_{prefix}_{name}", uses)
+    forward_op = Op(full, params=params, num_inputs=len(inputs), input_names=inputs,
+                    num_outputs=outputs, output_names=output_names, infer_shape=infer,
+                    infer_type=infer_type, compute={XP: compute}, gradient=gradient,
+                    domain=Domain(case, reference=with_attrs(params, full, reference),
+                                  differentiable=differentiable, rtol=rtol, atol=1e-7,
+                                  grad_rtol=grad_rtol, grad_atol=1e-6, dtypes=("float64",)),
+                    description=desc)
+    if backward is None:
+        return [forward_op]
+    return [forward_op, backward_op(f"{prefix}_{name}", params, sum(n_uses[u] for u in uses),
+                                    len(inputs), back)]
 
 
 # -- gemm, gemm2 --------------------------------------------------------------------------------
@@ -416,13 +423,17 @@ def _syevd_infer(attrs, ins, outs):
     return ins, [tuple(a), tuple(a[:-1])]
 
 
+def _row_signs(xp, rows):
+    """``(..., k, 1)`` of +-1 that make the largest-magnitude entry of each row positive (the
+    first such entry on ties): MXNet's sign for eigenvectors and singular vectors."""
+    idx = xp.argmax(xp.abs(rows), axis=-1)[..., None]
+    return xp.where(xp.take_along_axis(rows, idx, axis=-1) < 0, -1, 1).astype(rows.dtype)
+
+
 def _syevd(xp, p, a):
     lam, v = xp.linalg.eigh(_sym(a))
     u = _t(v)
-    # MXNet's sign: the largest-magnitude entry of each eigenvector (row of U) is positive
-    idx = xp.argmax(xp.abs(u), axis=-1)[..., None]
-    sign = xp.where(xp.take_along_axis(u, idx, axis=-1) < 0, -1.0, 1.0)
-    return [u * sign, lam]
+    return [u * _row_signs(xp, u), lam]
 
 
 def _syevd_backward(xp, p, grads, ins, outs):
