@@ -27,17 +27,20 @@ from . import _sampling as S
 from ._common import broadcast_shape, known, shape_error
 from .linalg import (
     CholeskyParam,
-    _diag_matrix,
-    _op,
-    _potrf_backward,
-    _row_signs,
-    _spd,
-    _syevd_backward,
-    _t,
+    diag_matrix,
+    ops,
+    potrf_backward,
+    row_signs,
+    spd_matrix,
+    syevd_backward,
 )
 
 Fn = Callable[..., Any]
 _F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def _t(x: Any) -> Any:
+    return x.swapaxes(-1, -2)
 
 
 # -- shapes and dtypes ---------------------------------------------------------------------------
@@ -84,7 +87,7 @@ def _from_triangle(xp, a, upper: bool):
 
 def _to_triangle(xp, sym, upper: bool):
     """The gradient w.r.t. the triangle read from that w.r.t. the symmetric matrix."""
-    diag = _diag_matrix(xp, xp.diagonal(sym, axis1=-2, axis2=-1))
+    diag = diag_matrix(xp, xp.diagonal(sym, axis1=-2, axis2=-1))
     return (2 * xp.triu(sym, 1) if upper else 2 * xp.tril(sym, -1)) + diag
 
 
@@ -114,7 +117,7 @@ def _svd(xp, p, a):
     if a.size == 0:
         return _empty(xp, [a.shape[:-1] + (a.shape[-2],), a.shape[:-1], a.shape], a.dtype)
     u, s, v = xp.linalg.svd(a, full_matrices=False)
-    sign = _row_signs(xp, v)
+    sign = row_signs(xp, v)
     return [u * _t(sign), s, v * sign]
 
 
@@ -132,7 +135,7 @@ def _svd_backward(xp, p, grads, ins, outs):
     m = lam.shape[-1]
     above = xp.triu(xp.ones((m, m), dtype=bool), 1)
     e = xp.where(above, (g - _t(g)) / xp.maximum(li - lj, eps) / xp.maximum(li + lj, eps), 0)
-    x = e * lj + _t(e * li) + _diag_matrix(xp, dl - dg)
+    x = e * lj + _t(e * li) + diag_matrix(xp, dl - dg)
     return [xp.matmul(ut, xp.matmul(x, v) + dv_l)]
 
 
@@ -169,7 +172,7 @@ def _cholesky(xp, p, a):
 def _cholesky_backward(xp, p, grads, ins, outs):
     if outs[0].size == 0:
         return [xp.zeros(outs[0].shape, dtype=outs[0].dtype)]
-    return _potrf_backward(xp, p, grads, ins, outs)
+    return potrf_backward(xp, p, grads, ins, outs)
 
 
 def _np_cholesky(p, a):
@@ -293,7 +296,7 @@ def _eigh(vectors: bool) -> Fn:
             sym = _from_triangle(xp, a.astype(dtype, copy=False), upper=p.UPLO == "U")
             w, v = xp.linalg.eigh(sym)
             # MXNet's sign: each eigenvector's (column's) largest-magnitude entry is positive
-            v = v * _t(_row_signs(xp, _t(v)))
+            v = v * _t(row_signs(xp, _t(v)))
         return [w, v] if vectors else w
     return forward
 
@@ -311,7 +314,7 @@ def _eigh_backward(xp, p, grads, ins, outs):
         _, v = xp.linalg.eigh(_from_triangle(xp, a.astype(w.dtype, copy=False),
                                              upper=p.UPLO == "U"))
         dv = xp.zeros_like(v)
-    sym = _syevd_backward(xp, p, [_t(dv), dw], ins, [_t(v), w])[0]
+    sym = syevd_backward(xp, p, [_t(dv), dw], ins, [_t(v), w])[0]
     return [_to_triangle(xp, sym, upper=p.UPLO == "U")]
 
 
@@ -444,7 +447,7 @@ def _np_pinv(with_rcond: bool) -> Fn:
 
 
 OPS = [
-    *_op("svd", _svd, _svd_backward, prefix="npi", infer=_svd_infer, inputs=["A"], outputs=3,
+    *ops("svd", _svd, _svd_backward, prefix="npi", infer=_svd_infer, inputs=["A"], outputs=3,
          output_names=["UT", "L", "V"], uses=("out_grad", "out_data"),
          infer_type=_type_rule("_npi_svd", 3, integers=False), case=_svd_case,
          reference=_np_svd,
@@ -452,42 +455,42 @@ OPS = [
               "UT (..., M, M) and V (..., M, N) orthonormal, L descending; each row of V (and "
               "column of UT) signed so its largest-magnitude entry is positive (MXNet's).  "
               "float32 or float64.  Gradient: MXNet's, for distinct nonzero singular values."),
-    *_op("cholesky", _cholesky, _cholesky_backward, prefix="npi", params=CholeskyParam,
+    *ops("cholesky", _cholesky, _cholesky_backward, prefix="npi", params=CholeskyParam,
          infer=_cholesky_infer, inputs=["A"], uses=("out_grad", "out_data"),
          infer_type=_type_rule("_npi_cholesky", 1, integers=False),
-         case=lambda draw: Case([_spd(draw)], {"lower": S.boolean(draw, "lower")}),
+         case=lambda draw: Case([spd_matrix(draw)], {"lower": S.boolean(draw, "lower")}),
          reference=_np_cholesky, differentiable=(),
          desc="Cholesky factor L (``A = L L^T``) of symmetric positive definite A, reading A's "
               "lower triangle only (with lower=False: U, ``A = U^T U``, from the upper one), "
               "as LAPACK's potrf.  float32 or float64.  Gradient: ``_linalg_potrf``'s "
               "symmetric one (MXNet's), right for symmetric changes of A."),
-    *_op("solve", _solve, _solve_backward, prefix="npi", infer=_solve_infer,
+    *ops("solve", _solve, _solve_backward, prefix="npi", infer=_solve_infer,
          inputs=["A", "B"], uses=("out_grad", "in_data", "out_data"),
          infer_type=_type_rule("_npi_solve", 1, integers=True), case=_solve_case,
          reference=_np_solve,
          desc="X with ``A X = B`` for square A (..., M, M) and B (..., M) or (..., M, K), A's "
               "batch shape exactly (no broadcasting).  Gradients ``dB = A^-T dX``, "
               "``dA = -dB X^T``."),
-    *_op("eigvals", lambda xp, p, a: _real_eig(xp, a, False)[0], None, prefix="npi",
+    *ops("eigvals", lambda xp, p, a: _real_eig(xp, a, False)[0], None, prefix="npi",
          infer=_eig_infer(False), inputs=["A"],
          infer_type=_type_rule("_npi_eigvals", 1, integers=True), case=_real_spectrum,
          reference=_np_eig(False),
          desc="Eigenvalues of square real matrices in LAPACK's geev order; complex "
               "eigenvalues are an error.  Gradient: zero (MXNet's)."),
-    *_op("eig", lambda xp, p, a: _real_eig(xp, a, True), None, prefix="npi",
+    *ops("eig", lambda xp, p, a: _real_eig(xp, a, True), None, prefix="npi",
          infer=_eig_infer(True), inputs=["A"], outputs=2,
          output_names=["w", "v"], infer_type=_type_rule("_npi_eig", 2, integers=True),
          case=_real_spectrum, reference=_np_eig(True),
          desc="Eigenvalues w and right eigenvectors (the unit columns of v, LAPACK's geev) of "
               "square real matrices; complex eigenvalues are an error.  Gradient: zero "
               "(MXNet's)."),
-    *_op("eigvalsh", _eigh(False), _eigh_backward, prefix="npi", params=EighParam,
+    *ops("eigvalsh", _eigh(False), _eigh_backward, prefix="npi", params=EighParam,
          infer=_eig_infer(False), inputs=["A"], uses=("out_grad", "in_data", "out_data"),
          infer_type=_type_rule("_npi_eigvalsh", 1, integers=True), case=_eigh_case,
          reference=_np_eigh(False),
          desc="Eigenvalues, ascending, of the symmetric matrix in A's lower (UPLO='L') or "
               "upper ('U') triangle.  Gradient ``V diag(dw) V^T`` on that triangle."),
-    *_op("eigh", _eigh(True), _eigh_backward, prefix="npi", params=EighParam,
+    *ops("eigh", _eigh(True), _eigh_backward, prefix="npi", params=EighParam,
          infer=_eig_infer(True), inputs=["A"], outputs=2, output_names=["w", "v"],
          uses=("out_grad", "in_data", "out_data"),
          infer_type=_type_rule("_npi_eigh", 2, integers=True), case=_eigh_case,
@@ -496,7 +499,7 @@ OPS = [
               "largest-magnitude entry is positive, as MXNet's) of the symmetric matrix in A's "
               "lower (UPLO='L') or upper ('U') triangle.  Gradient: ``_linalg_syevd``'s, on "
               "that triangle."),
-    *_op("pinv", _pinv(True), _pinv_backward, prefix="npi", params=PinvParam,
+    *ops("pinv", _pinv(True), _pinv_backward, prefix="npi", params=PinvParam,
          infer=_pinv_infer(True), inputs=["A", "rcond"],
          uses=("out_grad", "in_data", "out_data"), infer_type=_pinv_type(True),
          case=_pinv_case(True), reference=_np_pinv(True), differentiable=(0,),
@@ -504,7 +507,7 @@ OPS = [
               "values at most ``rcond * max`` dropped (rcond broadcasts over A's batch).  "
               "float32 or float64.  Gradient: the exact one while the rank is unchanged; zero "
               "for rcond."),
-    *_op("pinv_scalar_rcond", _pinv(False), _pinv_backward, prefix="npi",
+    *ops("pinv_scalar_rcond", _pinv(False), _pinv_backward, prefix="npi",
          params=PinvScalarRcondParam, infer=_pinv_infer(False), inputs=["A"],
          uses=("out_grad", "in_data", "out_data"), infer_type=_pinv_type(False),
          case=_pinv_case(False), reference=_np_pinv(False),
