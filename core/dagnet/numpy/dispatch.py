@@ -27,6 +27,10 @@ ARRAY_FUNCTION_NAMES = (
     "clip", "fix", "take", "where",
     # products
     "dot", "inner", "outer", "tensordot", "vdot",
+    # linear algebra (MXNet's list: not svd, det or slogdet)
+    "linalg.norm", "linalg.cholesky", "linalg.inv", "linalg.solve", "linalg.tensorinv",
+    "linalg.tensorsolve", "linalg.pinv", "linalg.eigvals", "linalg.eig", "linalg.eigvalsh",
+    "linalg.eigh",
     # arrays shaped like another
     "empty_like", "full_like", "ones_like", "zeros_like",
 )
