@@ -116,7 +116,9 @@ def _to_device(value: Any, ctx: Any) -> Any:
     if isinstance(value, onp.ndarray):
         return array(value, dtype=value.dtype, ctx=ctx)
     if isinstance(value, (list, tuple)):
-        return type(value)(_to_device(v, ctx) for v in value)
+        items = [_to_device(v, ctx) for v in value]
+        # NumPy 2's results are named tuples (numpy.linalg.qr's QRResult)
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     return value
 
 

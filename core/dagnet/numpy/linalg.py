@@ -21,14 +21,17 @@ MXNet's differences from NumPy are kept:
 - real results only: ``eig`` and ``eigvals`` refuse matrices with complex eigenvalues;
 - ``solve(a, b)`` treats ``b`` as vectors when ``b.ndim == a.ndim - 1`` and does not broadcast
   batch shapes;
-- dtypes: ``inv``, ``det``, ``slogdet``, ``cholesky``, ``svd`` and ``pinv`` take float32 or
-  float64; ``solve``, ``tensorsolve``, ``tensorinv`` and the eigen-solvers compute integer
+- dtypes: ``inv``, ``det``, ``slogdet``, ``cholesky``, ``svd``, ``pinv`` and ``tensorinv``
+  take float32 or float64; ``solve``, ``tensorsolve`` and the eigen-solvers compute integer
   inputs in float64; float16 is refused by all but ``norm``;
 - ``norm``: ``ord`` may be the strings ``'inf'``/``'-inf'`` (with ``axis=None`` they take the
   largest/smallest magnitude of all elements); with ``axis=None`` and an ``ord``, an input of
   two or more dimensions is a stack of matrices in its last two axes; a matrix ``ord`` other
   than ``None``, ``'fro'``, ``'nuc'``, +-1, +-2 and +-inf reads as ``inf`` when positive and
   ``-inf`` otherwise; integer inputs give the norm truncated to their dtype.
+
+Where MXNet raises but NumPy has an answer, dagnet gives NumPy's: spectral and nuclear norms
+of matrices with more rows than columns, and a float ``inf`` order for vectors.
 
 Gradients: ``svd``, ``cholesky`` (symmetric, as ``_linalg_potrf``'s), ``inv``, ``det``,
 ``slogdet``, ``solve``, ``tensorinv``, ``tensorsolve`` and ``norm`` have MXNet's; ``eigh``,
@@ -126,21 +129,22 @@ def det(a: Any) -> ndarray:
     return _batch_result(_run("_linalg_det", [a]), a)
 
 
-def slogdet(a: Any) -> tuple[ndarray, ndarray]:
-    """``(sign, log|det|)`` of each square matrix in ``a`` (a zero determinant gives sign 0 and
-    ``-inf``); float32 or float64.  Gradient (of the log) ``dY A^-T``; the sign has none."""
+def slogdet(a: Any) -> list[ndarray]:
+    """``[sign, log|det|]`` (a list, as MXNet's) of each square matrix in ``a`` (a zero
+    determinant gives sign 0 and ``-inf``); float32 or float64.  Gradient (of the log)
+    ``dY A^-T``; the sign has none."""
     a = _operand(a)
     _floats_only("slogdet", a)
     _square("slogdet", a)
-    sign, logdet = _run("_linalg_slogdet", [a])
-    return _batch_result(sign, a), _batch_result(logdet, a)
+    return [_batch_result(part, a) for part in _run("_linalg_slogdet", [a])]
 
 
 def tensorinv(a: Any, ind: int = 2) -> ndarray:
     """The inverse of ``a`` for ``tensordot(., ., ind)``: shape ``a.shape[ind:] +
-    a.shape[:ind]``, where ``prod(a.shape[:ind]) == prod(a.shape[ind:])``.  Integers are
-    inverted in float64."""
+    a.shape[:ind]``, where ``prod(a.shape[:ind]) == prod(a.shape[ind:])``; float32 or
+    float64."""
     a = _operand(a)
+    _floats_only("tensorinv", a)
     ind = int(ind)
     if ind <= 0:
         raise NumpyError(f"linalg.tensorinv: ind must be a positive integer, got {ind}")
@@ -151,19 +155,8 @@ def tensorinv(a: Any, ind: int = 2) -> ndarray:
     if rows != cols or cols == 0:
         raise ShapeError(f"linalg.tensorinv: a of shape {a.shape} is not 'square' for ind={ind}: "
                          f"prod(a.shape[:ind]) = {rows}, prod(a.shape[ind:]) = {cols}")
-    matrix = reshape(_solver_dtype("tensorinv", a), (rows, cols))
+    matrix = reshape(a, (rows, cols))
     return reshape(_run("_linalg_inverse", [matrix]), back + front)
-
-
-def _solver_dtype(name: str, a: ndarray) -> ndarray:
-    """``a`` in the dtype MXNet's solvers compute it in: float32 and float64 stay, integers
-    become float64; float16 and bool are refused."""
-    if a.dtype in _FLOATS:
-        return a
-    if a.dtype.kind in "iu":
-        return a.astype(onp.float64)
-    raise DTypeError(f"linalg.{name}: arrays of dtype {a.dtype.name} are not supported "
-                     f"(float32, float64 or an integer type)")
 
 
 # -- solvers -------------------------------------------------------------------------------------
@@ -355,7 +348,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> n
         raise DTypeError("linalg.norm: bool arrays are not supported; cast with "
                          "astype('float32')")
     axes = _norm_axes(x, ord, axis)
-    if axis is None and _is(ord, _INF + _NEG_INF):  # MXNet: the extreme |x| of all elements
+    if axis is None and _is(ord, ("inf", "-inf")):  # MXNet: the extreme |x| of all elements
         axes = None
     work = x.astype(onp.float64) if x.dtype.kind in "iu" else x
     if axes is None or len(axes) == 1:
