@@ -53,6 +53,20 @@ def _matrices(op: str, shape: Any, *, square: bool = True) -> None:
                               f"{tuple(shape)}")
 
 
+def _matrix_infer(op: str, outputs: Fn, *, square: bool = True, check: Fn | None = None) -> Fn:
+    """The shape rule of an operator on (a batch of) matrices in its first input:
+    ``outputs(shape)`` gives the output shapes, ``check(ins)`` any further rule."""
+    def infer(attrs, ins, outs):
+        a = ins[0]
+        if not known(a):
+            return ins, outs
+        _matrices(op, a, square=square)
+        if check is not None:
+            check(ins)
+        return ins, outputs(tuple(a))
+    return infer
+
+
 def _compute_type(op: str, dtype: Any, integers: bool) -> np.dtype:
     """float32 and float64 stay; integers are computed in float64 where ``integers``."""
     d = np.dtype(dtype)
@@ -101,16 +115,11 @@ def _distinct_spectrum(draw, m: int, n: int) -> np.ndarray:
 
 
 # -- svd -----------------------------------------------------------------------------------------
-def _svd_infer(attrs, ins, outs):
+def _svd_check(ins):
     a = ins[0]
-    if not known(a):
-        return ins, outs
-    _matrices("_npi_svd", a, square=False)
     if a[-2] > a[-1]:
         raise shape_error("_npi_svd", f"the input must have M <= N (..., M, N), got shape "
                                       f"{tuple(a)}; take the SVD of the transpose")
-    m = a[-2]
-    return ins, [tuple(a[:-1]) + (m,), tuple(a[:-1]), tuple(a)]
 
 
 def _svd(xp, p, a):
@@ -155,13 +164,6 @@ def _np_svd(p, a):
 
 
 # -- cholesky ------------------------------------------------------------------------------------
-def _cholesky_infer(attrs, ins, outs):
-    if known(ins[0]):
-        _matrices("_npi_cholesky", ins[0])
-        return ins, [tuple(ins[0])]
-    return ins, outs
-
-
 def _cholesky(xp, p, a):
     if a.size == 0:
         return xp.zeros(a.shape, dtype=a.dtype)
@@ -236,16 +238,8 @@ def _np_solve(p, a, b):
 
 
 # -- eig, eigvals --------------------------------------------------------------------------------
-def _eig_infer(vectors: bool) -> Fn:
-    op = "_npi_eig" if vectors else "_npi_eigvals"
-
-    def infer(attrs, ins, outs):
-        a = ins[0]
-        if not known(a):
-            return ins, outs
-        _matrices(op, a)
-        return ins, [tuple(a[:-1]), tuple(a)] if vectors else [tuple(a[:-1])]
-    return infer
+def _eig_infer(op: str, vectors: bool) -> Fn:
+    return _matrix_infer(op, lambda a: [a[:-1], a] if vectors else [a[:-1]])
 
 
 def _real_eig(xp, a, vectors: bool):
@@ -353,23 +347,23 @@ class PinvScalarRcondParam(PinvParam):
                                 "treated as zero.")
 
 
-def _pinv_infer(with_rcond: bool) -> Fn:
-    op = "_npi_pinv" if with_rcond else "_npi_pinv_scalar_rcond"
+def _rcond_check(ins):
+    """rcond broadcasts against A's batch shape, the cutoffs then to the singular values'."""
+    a, rcond = ins
+    if not known(rcond):
+        return
+    svals = tuple(a[:-2]) + (min(a[-2:]),)
+    cutoff = broadcast_shape("_npi_pinv", tuple(rcond) + (1,), tuple(a[:-2]) + (1,),
+                             ("rcond", "A's batch"))
+    if broadcast_shape("_npi_pinv", svals, cutoff, ("singular values", "cutoff")) != svals:
+        raise shape_error("_npi_pinv", f"rcond of shape {tuple(rcond)} does not broadcast to "
+                                       f"the batch shape {tuple(a[:-2])} of A")
 
-    def infer(attrs, ins, outs):
-        a = ins[0]
-        if not known(a):
-            return ins, outs
-        _matrices(op, a, square=False)
-        if with_rcond and known(ins[1]):
-            svals = tuple(a[:-2]) + (min(a[-2:]),)
-            cutoff = broadcast_shape(op, tuple(ins[1]) + (1,), tuple(a[:-2]) + (1,),
-                                     ("rcond", "A's batch"))
-            if broadcast_shape(op, svals, cutoff, ("singular values", "cutoff")) != svals:
-                raise shape_error(op, f"rcond of shape {tuple(ins[1])} does not broadcast to "
-                                      f"the batch shape {tuple(a[:-2])} of A")
-        return ins, [tuple(a[:-2]) + (a[-1], a[-2])]
-    return infer
+
+def _pinv_infer(with_rcond: bool) -> Fn:
+    return _matrix_infer("_npi_pinv" if with_rcond else "_npi_pinv_scalar_rcond",
+                         lambda a: [a[:-2] + (a[-1], a[-2])], square=False,
+                         check=_rcond_check if with_rcond else None)
 
 
 def _pinv_type(with_rcond: bool) -> Fn:
@@ -447,7 +441,9 @@ def _np_pinv(with_rcond: bool) -> Fn:
 
 
 OPS = [
-    *ops("svd", _svd, _svd_backward, prefix="npi", infer=_svd_infer, inputs=["A"], outputs=3,
+    *ops("svd", _svd, _svd_backward, prefix="npi", inputs=["A"], outputs=3,
+         infer=_matrix_infer("_npi_svd", lambda a: [a[:-1] + (a[-2],), a[:-1], a],
+                             square=False, check=_svd_check),
          output_names=["UT", "L", "V"], uses=("out_grad", "out_data"),
          infer_type=_type_rule("_npi_svd", 3, integers=False), case=_svd_case,
          reference=_np_svd,
@@ -456,7 +452,8 @@ OPS = [
               "column of UT) signed so its largest-magnitude entry is positive (MXNet's).  "
               "float32 or float64.  Gradient: MXNet's, for distinct nonzero singular values."),
     *ops("cholesky", _cholesky, _cholesky_backward, prefix="npi", params=CholeskyParam,
-         infer=_cholesky_infer, inputs=["A"], uses=("out_grad", "out_data"),
+         infer=_matrix_infer("_npi_cholesky", lambda a: [a]), inputs=["A"],
+         uses=("out_grad", "out_data"),
          infer_type=_type_rule("_npi_cholesky", 1, integers=False),
          case=lambda draw: Case([spd_matrix(draw)], {"lower": S.boolean(draw, "lower")}),
          reference=_np_cholesky, differentiable=(),
@@ -472,26 +469,27 @@ OPS = [
               "batch shape exactly (no broadcasting).  Gradients ``dB = A^-T dX``, "
               "``dA = -dB X^T``."),
     *ops("eigvals", lambda xp, p, a: _real_eig(xp, a, False)[0], None, prefix="npi",
-         infer=_eig_infer(False), inputs=["A"],
+         infer=_eig_infer("_npi_eigvals", False), inputs=["A"],
          infer_type=_type_rule("_npi_eigvals", 1, integers=True), case=_real_spectrum,
          reference=_np_eig(False),
          desc="Eigenvalues of square real matrices in LAPACK's geev order; complex "
               "eigenvalues are an error.  Gradient: zero (MXNet's)."),
     *ops("eig", lambda xp, p, a: _real_eig(xp, a, True), None, prefix="npi",
-         infer=_eig_infer(True), inputs=["A"], outputs=2,
+         infer=_eig_infer("_npi_eig", True), inputs=["A"], outputs=2,
          output_names=["w", "v"], infer_type=_type_rule("_npi_eig", 2, integers=True),
          case=_real_spectrum, reference=_np_eig(True),
          desc="Eigenvalues w and right eigenvectors (the unit columns of v, LAPACK's geev) of "
               "square real matrices; complex eigenvalues are an error.  Gradient: zero "
               "(MXNet's)."),
     *ops("eigvalsh", _eigh(False), _eigh_backward, prefix="npi", params=EighParam,
-         infer=_eig_infer(False), inputs=["A"], uses=("out_grad", "in_data", "out_data"),
+         infer=_eig_infer("_npi_eigvalsh", False), inputs=["A"],
+         uses=("out_grad", "in_data", "out_data"),
          infer_type=_type_rule("_npi_eigvalsh", 1, integers=True), case=_eigh_case,
          reference=_np_eigh(False),
          desc="Eigenvalues, ascending, of the symmetric matrix in A's lower (UPLO='L') or "
               "upper ('U') triangle.  Gradient ``V diag(dw) V^T`` on that triangle."),
     *ops("eigh", _eigh(True), _eigh_backward, prefix="npi", params=EighParam,
-         infer=_eig_infer(True), inputs=["A"], outputs=2, output_names=["w", "v"],
+         infer=_eig_infer("_npi_eigh", True), inputs=["A"], outputs=2, output_names=["w", "v"],
          uses=("out_grad", "in_data", "out_data"),
          infer_type=_type_rule("_npi_eigh", 2, integers=True), case=_eigh_case,
          reference=_np_eigh(True),
