@@ -55,6 +55,7 @@ from .._errors import DTypeError, ShapeError
 from ..ndarray import NDArray
 from . import _elementwise as _ew
 from ._array import NumpyError, ndarray, wrap
+from ._manipulation import _array as _operand
 from ._manipulation import normalize_axis, reshape, transpose
 from ._reductions import max as _max
 from ._reductions import min as _min
@@ -73,15 +74,6 @@ multi_dot = onp.linalg.multi_dot
 qr = onp.linalg.qr
 
 _FLOATS = (onp.dtype(onp.float32), onp.dtype(onp.float64))
-
-
-def _operand(a: Any) -> ndarray:
-    a = _ew.as_operand(a)
-    if not isinstance(a, NDArray):
-        from ._creation import array
-
-        a = array(a)
-    return a
 
 
 def _run(op: str, inputs: Sequence[NDArray], **params: Any) -> Any:
