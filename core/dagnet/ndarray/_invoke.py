@@ -292,6 +292,8 @@ class PreparedCall:
         dtypes = tuple(np.dtype(t) for t in touts)
         sizes = tuple(math.prod(s) * t.itemsize for s, t in zip(shapes, dtypes))
         info = (shapes, dtypes, sizes)
+        if not in_shapes and any(0 in s for s in shapes):
+            return info  # valid under NumPy shape semantics only: not for the cache
         if len(self.infer_cache) >= _CACHE_LIMIT:
             self.infer_cache.clear()
         self.infer_cache[key] = info

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as _onp
 
-from . import _elementwise, random
+from . import _elementwise, linalg, random
 from ._array import NotProvidedError, NumpyError, OrderNotSupportedError, as_np_ndarray, ndarray
 from ._creation import (
     arange,
@@ -113,7 +113,7 @@ __all__ = [
     "expand_dims", "eye",
     "flip", "float16", "float32", "float64", "floor_divide", "full", "full_like", "greater",
     "greater_equal", "hstack", "hypot", "identity", "inf", "inner", "int16", "int32", "int64",
-    "int8",
+    "int8", "linalg",
     "less", "less_equal", "linspace", "logical_and", "logical_or", "logical_xor", "matmul",
     "max", "maximum", "mean", "min", "minimum", "mod", "moveaxis", "multiply", "nan",
     "ndarray", "newaxis", "not_equal", "NotProvidedError", "NumpyError", "ones", "ones_like",

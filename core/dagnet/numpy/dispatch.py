@@ -27,6 +27,10 @@ ARRAY_FUNCTION_NAMES = (
     "clip", "fix", "take", "where",
     # products
     "dot", "inner", "outer", "tensordot", "vdot",
+    # linear algebra (MXNet's list: not svd, det or slogdet)
+    "linalg.norm", "linalg.cholesky", "linalg.inv", "linalg.solve", "linalg.tensorinv",
+    "linalg.tensorsolve", "linalg.pinv", "linalg.eigvals", "linalg.eig", "linalg.eigvalsh",
+    "linalg.eigh",
     # arrays shaped like another
     "empty_like", "full_like", "ones_like", "zeros_like",
 )
@@ -112,7 +116,9 @@ def _to_device(value: Any, ctx: Any) -> Any:
     if isinstance(value, onp.ndarray):
         return array(value, dtype=value.dtype, ctx=ctx)
     if isinstance(value, (list, tuple)):
-        return type(value)(_to_device(v, ctx) for v in value)
+        items = [_to_device(v, ctx) for v in value]
+        # NumPy 2's results are named tuples (numpy.linalg.qr's QRResult)
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     return value
 
 

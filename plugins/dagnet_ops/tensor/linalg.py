@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from dagnet import ShapeError
-from dagnet.operator import XP, Case, Domain, Field, Gradient, NoParams, Op, Params
+from dagnet.operator import XP, Case, Domain, Field, Gradient, NoParams, Op, Params, ZeroGradient
 
 from . import _sampling as S
 from ._common import backward_op, known, norm_axis, put, with_attrs
@@ -43,13 +43,18 @@ def _square(op: str, shape: Any, what: str = "A") -> None:
                          f"{tuple(shape)}")
 
 
-def _op(name: str, forward: Fn, backward: Fn, *, infer: Fn, inputs: list[str],
+def ops(name: str, forward: Fn, backward: Fn | None, *, infer: Fn, inputs: list[str],
         outputs: int = 1, params: type[Params] = NoParams, uses=("out_grad", "in_data"),
         case: Fn, reference: Fn, desc: str, rtol: float = 1e-5, grad_rtol: float = 1e-4,
-        output_names: list[str] | None = None) -> list[Op]:
-    """``_linalg_<name>`` from ``forward(xp, attrs, *inputs) -> output(s)`` and
-    ``backward(xp, attrs, grads, inputs, outputs) -> input gradients``."""
-    full = f"_linalg_{name}"
+        output_names: list[str] | None = None, prefix: str = "linalg",
+        infer_type: Fn | None = None, differentiable: tuple[int, ...] | None = None
+        ) -> list[Op]:
+    """The records of ``_<prefix>_<name>`` and its ``_backward_<prefix>_<name>``, from
+    ``forward(xp, attrs, *inputs) -> output(s)`` and ``backward(xp, attrs, grads, inputs,
+    outputs) -> input gradients`` (None: the gradient is zero, as for MXNet's ``_npi_eig``;
+    no backward record), with the conformance domain ``case``/``reference`` in float64
+    (``differentiable``: the inputs whose gradient is checked numerically)."""
+    full = f"_{prefix}_{name}"
     n_uses = {"out_grad": outputs, "in_data": len(inputs), "out_data": outputs}
 
     def compute(attrs, ctx, ins, req, outs):
@@ -67,15 +72,19 @@ def _op(name: str, forward: Fn, backward: Fn, *, infer: Fn, inputs: list[str],
         for out, r, value in zip(outs, req, grads):
             put(out, r, value)
 
-    return [Op(full, params=params, num_inputs=len(inputs), input_names=inputs,
-               num_outputs=outputs, output_names=output_names, infer_shape=infer,
-               compute={XP: compute}, gradient=Gradient(f"_backward_linalg_{name}", uses),
-               domain=Domain(case, reference=with_attrs(params, full, reference), rtol=rtol,
-                             atol=1e-7, grad_rtol=grad_rtol, grad_atol=1e-6,
-                             dtypes=("float64",)),
-               description=desc),
-            backward_op(f"linalg_{name}", params, sum(n_uses[u] for u in uses), len(inputs),
-                        back)]
+    gradient = ZeroGradient() if backward is None else \
+        Gradient(f"_backward_{prefix}_{name}", uses)
+    forward_op = Op(full, params=params, num_inputs=len(inputs), input_names=inputs,
+                    num_outputs=outputs, output_names=output_names, infer_shape=infer,
+                    infer_type=infer_type, compute={XP: compute}, gradient=gradient,
+                    domain=Domain(case, reference=with_attrs(params, full, reference),
+                                  differentiable=differentiable, rtol=rtol, atol=1e-7,
+                                  grad_rtol=grad_rtol, grad_atol=1e-6, dtypes=("float64",)),
+                    description=desc)
+    if backward is None:
+        return [forward_op]
+    return [forward_op, backward_op(f"{prefix}_{name}", params, sum(n_uses[u] for u in uses),
+                                    len(inputs), back)]
 
 
 # -- gemm, gemm2 --------------------------------------------------------------------------------
@@ -204,17 +213,17 @@ def _potri(xp, p, a):
     return xp.linalg.inv(xp.matmul(factor, _t(factor)))
 
 
-def _potrf_backward(xp, p, grads, ins, outs):
+def potrf_backward(xp, p, grads, ins, outs):
     g, lower = grads[0], outs[0]
     if not p.lower:  # U = L^T: the same rule on the transposes
         g, lower = _t(g), _t(lower)
     phi = xp.tril(xp.matmul(_t(lower), g))
-    phi = phi - 0.5 * _diag_matrix(xp, xp.diagonal(phi, axis1=-2, axis2=-1))
+    phi = phi - 0.5 * diag_matrix(xp, xp.diagonal(phi, axis1=-2, axis2=-1))
     inv = xp.linalg.inv(lower)
     return [_sym(xp.matmul(xp.matmul(_t(inv), phi), inv))]
 
 
-def _diag_matrix(xp, d):
+def diag_matrix(xp, d):
     n = d.shape[-1]
     return d[..., :, None] * xp.eye(n, dtype=d.dtype)
 
@@ -226,7 +235,7 @@ def _potri_backward(xp, p, grads, ins, outs):
     return [grad if p.lower else _t(grad)]
 
 
-def _spd(draw, n=None):
+def spd_matrix(draw, n=None):
     n = n or S.integer(draw, 1, 3, "n")
     batch = S.shape(draw, min_dims=0, max_dims=1)
     m = S.floats(draw, batch + (n, n))
@@ -235,7 +244,7 @@ def _spd(draw, n=None):
 
 def _factor_case(draw):
     lower = S.boolean(draw, "lower")
-    factor = np.linalg.cholesky(_spd(draw))
+    factor = np.linalg.cholesky(spd_matrix(draw))
     return Case([factor if lower else factor.swapaxes(-1, -2)], {"lower": lower})
 
 
@@ -338,7 +347,7 @@ def _sumlogdiag(xp, p, a):
 def _sumlogdiag_backward(xp, p, grads, ins, outs):
     g, a = grads[0], ins[0]
     d = xp.diagonal(a, axis1=-2, axis2=-1)
-    return [_diag_matrix(xp, g.reshape(a.shape[:-2] + (1,)) / d)]
+    return [diag_matrix(xp, g.reshape(a.shape[:-2] + (1,)) / d)]
 
 
 class SyrkParam(Params):
@@ -416,16 +425,20 @@ def _syevd_infer(attrs, ins, outs):
     return ins, [tuple(a), tuple(a[:-1])]
 
 
+def row_signs(xp, rows):
+    """``(..., k, 1)`` of +-1 that make the largest-magnitude entry of each row positive (the
+    first such entry on ties): MXNet's sign for eigenvectors and singular vectors."""
+    idx = xp.argmax(xp.abs(rows), axis=-1)[..., None]
+    return xp.where(xp.take_along_axis(rows, idx, axis=-1) < 0, -1, 1).astype(rows.dtype)
+
+
 def _syevd(xp, p, a):
     lam, v = xp.linalg.eigh(_sym(a))
     u = _t(v)
-    # MXNet's sign: the largest-magnitude entry of each eigenvector (row of U) is positive
-    idx = xp.argmax(xp.abs(u), axis=-1)[..., None]
-    sign = xp.where(xp.take_along_axis(u, idx, axis=-1) < 0, -1.0, 1.0)
-    return [u * sign, lam]
+    return [u * row_signs(xp, u), lam]
 
 
-def _syevd_backward(xp, p, grads, ins, outs):
+def syevd_backward(xp, p, grads, ins, outs):
     du, dlam = grads
     u, lam = outs
     temp = xp.matmul(du, _t(u))
@@ -433,7 +446,7 @@ def _syevd_backward(xp, p, grads, ins, outs):
     with np.errstate(divide="ignore", invalid="ignore"):
         off = xp.where(gap != 0, (temp - _t(temp)) / (2 * xp.where(gap != 0, gap, 1)), 0)
     n = lam.shape[-1]
-    inner = off * (1 - xp.eye(n)) + _diag_matrix(xp, dlam)
+    inner = off * (1 - xp.eye(n)) + diag_matrix(xp, dlam)
     return [_sym(xp.matmul(xp.matmul(_t(u), inner), u))]
 
 
@@ -670,26 +683,26 @@ def _np_batch(fn):
 
 
 OPS: list[Op] = [
-    *_op("gemm", lambda xp, p, a, b, c: _gemm_forward(xp, p, a, b, c), _gemm_backward,
+    *ops("gemm", lambda xp, p, a, b, c: _gemm_forward(xp, p, a, b, c), _gemm_backward,
          infer=_gemm_infer(True), inputs=["A", "B", "C"], params=GemmParam,
          case=_gemm_case(True), reference=_np_gemm,
          desc="``out = alpha op(A) op(B) + beta C`` on batches of matrices (op transposes "
               "when transpose_a/transpose_b); ``axis`` is the row axis (columns are last).  "
               "Gradients: ``alpha dY op(B)^T`` for op(A), ``alpha op(A)^T dY`` for op(B), "
               "``beta dY`` for C."),
-    *_op("gemm2", _gemm_forward, _gemm_backward, infer=_gemm_infer(False), inputs=["A", "B"],
+    *ops("gemm2", _gemm_forward, _gemm_backward, infer=_gemm_infer(False), inputs=["A", "B"],
          params=Gemm2Param, case=_gemm_case(False), reference=_np_gemm,
          desc="``out = alpha op(A) op(B)`` on batches of matrices (gemm without C)."),
-    *_op("potrf", _potrf, _potrf_backward, params=CholeskyParam,
+    *ops("potrf", _potrf, potrf_backward, params=CholeskyParam,
          infer=_square_infer("potrf"), inputs=["A"], uses=("out_grad", "out_data"),
-         case=lambda draw: Case([_spd(draw)], {"lower": S.boolean(draw, "lower")}),
+         case=lambda draw: Case([spd_matrix(draw)], {"lower": S.boolean(draw, "lower")}),
          reference=lambda p, a: _potrf(np, p, a),
          desc="Cholesky factor: the lower triangular L with ``A = L L^T`` of symmetric "
               "positive definite A (its transpose U, ``A = U^T U``, with lower=False).  "
               "Gradient (symmetric) "
               "``sym(L^-T Phi(L^T dL) L^-1)``, Phi keeping the lower triangle with half the "
               "diagonal."),
-    *_op("potri", _potri, _potri_backward, params=CholeskyParam,
+    *ops("potri", _potri, _potri_backward, params=CholeskyParam,
          infer=_square_infer("potri"), inputs=["A"],
          uses=("out_grad", "in_data", "out_data"), case=_factor_case,
          reference=lambda p, a: _potri(np, p, a),
@@ -697,23 +710,23 @@ OPS: list[Op] = [
               "lower=False ``(U^T U)^-1`` from its upper triangle U): the inverse of the "
               "matrix potrf factored.  Gradient ``-tril(out (dY + dY^T) out L)`` (its "
               "transpose for U)."),
-    *_op("trsm", _trsm, _trsm_backward, infer=_tri_infer("trsm"), inputs=["A", "B"],
+    *ops("trsm", _trsm, _trsm_backward, infer=_tri_infer("trsm"), inputs=["A", "B"],
          uses=("out_grad", "in_data", "out_data"), params=TriangularParam, case=_tri_case,
          reference=_np_trsm,
          desc="Solve with a triangular matrix: ``out = alpha op(A)^-1 B`` (or ``alpha B "
               "op(A)^-1`` with rightside), A's lower (or upper) triangle, op transposing when "
               "transpose.  Gradients for A (on its triangle) and B."),
-    *_op("trmm", _trmm, _trmm_backward, infer=_tri_infer("trmm"), inputs=["A", "B"],
+    *ops("trmm", _trmm, _trmm_backward, infer=_tri_infer("trmm"), inputs=["A", "B"],
          params=TriangularParam, case=_tri_case, reference=_np_trmm,
          desc="Multiply by a triangular matrix: ``out = alpha op(A) B`` (or ``alpha B op(A)`` "
               "with rightside), A's lower (or upper) triangle.  Gradients for A (on its "
               "triangle) and B."),
-    *_op("sumlogdiag", _sumlogdiag, _sumlogdiag_backward, infer=_batch_infer("sumlogdiag"),
-         inputs=["A"], case=lambda draw: Case([_spd(draw)]),
+    *ops("sumlogdiag", _sumlogdiag, _sumlogdiag_backward, infer=_batch_infer("sumlogdiag"),
+         inputs=["A"], case=lambda draw: Case([spd_matrix(draw)]),
          reference=_np_batch(lambda a: np.log(np.diagonal(a, axis1=-2, axis2=-1)).sum(-1)),
          desc="Sum of the logarithms of the diagonal: one value per matrix (shape (1,) for "
               "one matrix).  Gradient ``dY / diag(A)`` on the diagonal."),
-    *_op("syrk", _syrk, _syrk_backward, infer=_syrk_infer, inputs=["A"], params=SyrkParam,
+    *ops("syrk", _syrk, _syrk_backward, infer=_syrk_infer, inputs=["A"], params=SyrkParam,
          case=lambda draw: Case(_matrix_case(draw, square=False).inputs,
                                 {"transpose": S.boolean(draw, "transpose"),
                                  "alpha": S.number(draw, -2, 2)}),
@@ -721,49 +734,49 @@ OPS: list[Op] = [
                                            else a @ a.swapaxes(-1, -2)),
          desc="``out = alpha A A^T`` (``alpha A^T A`` with transpose).  Gradient "
               "``alpha (dY + dY^T) A`` (``alpha A (dY + dY^T)``)."),
-    *_op("gelqf", _gelqf, _gelqf_backward, infer=_gelqf_infer, inputs=["A"], outputs=2,
+    *ops("gelqf", _gelqf, _gelqf_backward, infer=_gelqf_infer, inputs=["A"], outputs=2,
          output_names=["Q", "L"], uses=("out_grad", "out_data"), case=_gelqf_case,
          reference=_np_gelqf,
          desc="LQ factorization ``A = L Q`` of (m, n) A with m <= n: Q (m, n) with orthonormal "
               "rows, L (m, m) lower triangular (LAPACK's signs).  Gradient "
               "``L^-T (dQ + copyltu(L^T dL - dQ Q^T) Q)``."),
-    *_op("syevd", _syevd, _syevd_backward, infer=_syevd_infer, inputs=["A"], outputs=2,
+    *ops("syevd", _syevd, syevd_backward, infer=_syevd_infer, inputs=["A"], outputs=2,
          output_names=["U", "L"], uses=("out_grad", "out_data"), case=_syevd_case,
          reference=_np_syevd,
          desc="Eigendecomposition of symmetric A: ``A = U^T diag(L) U``, eigenvalues L "
               "ascending, U's rows the eigenvectors, each signed so its largest-magnitude "
               "entry is positive (MXNet's).  Gradient (symmetric) ``U^T (diag(dL) + "
               "(dU U^T - U dU^T) / (2 (L_i - L_j))) U``."),
-    *_op("extractdiag", _extractdiag, _extractdiag_backward, infer=_extractdiag_infer,
+    *ops("extractdiag", _extractdiag, _extractdiag_backward, infer=_extractdiag_infer,
          inputs=["A"], params=OffsetParam, case=lambda draw: _offset_case(draw, False, False),
          reference=_np_extractdiag,
          desc="The diagonal ``offset`` of each matrix.  Gradient: dY on that diagonal."),
-    *_op("makediag", _makediag, _makediag_backward, infer=_makediag_infer, inputs=["A"],
+    *ops("makediag", _makediag, _makediag_backward, infer=_makediag_infer, inputs=["A"],
          params=OffsetParam, case=lambda draw: _offset_case(draw, True, False),
          reference=_np_makediag,
          desc="Square matrices with A's last axis on diagonal ``offset``, zero elsewhere.  "
               "Gradient: the diagonal of dY."),
-    *_op("extracttrian", _extracttrian, _extracttrian_backward, infer=_extracttrian_infer,
+    *ops("extracttrian", _extracttrian, _extracttrian_backward, infer=_extracttrian_infer,
          inputs=["A"], params=TrianParam, case=lambda draw: _offset_case(draw, False, True),
          reference=lambda p, a: _np_trian(p, a, False),
          desc="The lower (offset < 0, or 0 with lower) or upper triangle from diagonal "
               "``offset`` of each square matrix, as a vector (the lower row by row, the upper "
               "column by column).  Gradient: dY put back in the triangle."),
-    *_op("maketrian", _maketrian, _maketrian_backward, infer=_maketrian_infer, inputs=["A"],
+    *ops("maketrian", _maketrian, _maketrian_backward, infer=_maketrian_infer, inputs=["A"],
          params=TrianParam, case=lambda draw: _offset_case(draw, True, True),
          reference=lambda p, a: _np_trian(p, a, True),
          desc="Square matrices with A's last axis laid into a triangle (the inverse of "
               "extracttrian), zero elsewhere.  Gradient: dY's triangle as a vector."),
-    *_op("inverse", lambda xp, p, a: xp.linalg.inv(a), _inverse_backward,
+    *ops("inverse", lambda xp, p, a: xp.linalg.inv(a), _inverse_backward,
          infer=_square_infer("inverse"), inputs=["A"], uses=("out_grad", "out_data"),
          case=_invertible, reference=lambda p, a: np.linalg.inv(a),
          desc="Matrix inverse.  Gradient ``-A^-T dY A^-T``."),
-    *_op("det", _det, _det_backward, infer=_batch_infer("det"), inputs=["A"],
+    *ops("det", _det, _det_backward, infer=_batch_infer("det"), inputs=["A"],
          uses=("out_grad", "in_data", "out_data"), case=_invertible,
          reference=_np_batch(np.linalg.det),
          desc="Determinant of each matrix (shape (1,) for one matrix).  Gradient "
               "``dY det(A) A^-T``."),
-    *_op("slogdet", _slogdet, _slogdet_backward, infer=_two_outputs("slogdet"), inputs=["A"],
+    *ops("slogdet", _slogdet, _slogdet_backward, infer=_two_outputs("slogdet"), inputs=["A"],
          outputs=2, output_names=["sign", "logdet"], case=_invertible,
          reference=lambda p, a: [np.reshape(v, np.shape(v) or (1,))
                                  for v in np.linalg.slogdet(a)],
