@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as onp
 import pytest
 
+import dagnet as mx
 from dagnet import np
 
 _A = onp.arange(24, dtype=onp.float32).reshape(2, 3, 4)
@@ -67,3 +68,22 @@ def test_scalar_and_mismatched_boolean_keys():
         x[onp.array([True])]
     with pytest.raises(IndexError, match="scalar boolean inside an index tuple"):
         x[0, True]
+
+
+def test_internal_boolean_mask_assign_writes_into_out():
+    mx.npx.set_np()
+    try:
+        data = mx.np.zeros((2, 3))
+        mask = mx.np.array([[True, False, True], [False, False, True]], dtype=bool)
+        mx.np._internal.boolean_mask_assign_scalar(data, mask, 5.0, out=data)
+        onp.testing.assert_allclose(data.asnumpy(), [[5, 0, 5], [0, 0, 5]])
+        rows = mx.np.array([False, True], dtype=bool)
+        got = mx.np._internal.boolean_mask_assign_tensor(data, rows, mx.np.ones((3,)),
+                                                         start_axis=0)
+        onp.testing.assert_allclose(got.asnumpy(), [[5, 0, 5], [1, 1, 1]])
+        scalar = mx.np.array(2.0)
+        scalar[mx.np.array(True, dtype=bool)] = 7.0
+        scalar[mx.np.array(False, dtype=bool)] = 9.0
+        assert float(scalar.item()) == 7.0
+    finally:
+        mx.npx.reset_np()

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as _onp
 
 from . import _elementwise, linalg, random
+from . import _internal as _internal  # mx.np._internal, MXNet's namespace
 from ._array import NotProvidedError, NumpyError, OrderNotSupportedError, as_np_ndarray, ndarray
 from ._creation import (
     arange,

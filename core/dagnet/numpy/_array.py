@@ -277,7 +277,14 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
         if isinstance(value, NDArray) and value.ndim == 0:
             value = NDArray.reshape(value, (1,))
         if self.ndim == 0:
-            if key not in ((), Ellipsis) and not (isinstance(key, slice) and key == slice(None)):
+            if isinstance(key, (NDArray, onp.ndarray)) and key.dtype == onp.bool_ \
+                    and key.ndim == 0:  # a 0-d mask: the one value, or nothing
+                if not bool(key.item() if hasattr(key, "item") else key):
+                    return
+                key = ()
+            whole = key is Ellipsis or (isinstance(key, tuple) and not key) or (
+                isinstance(key, slice) and key == slice(None))
+            if not whole:
                 raise IndexError(f"too many indices for a 0-d array: {key!r}")
             NDArray.__setitem__(NDArray.reshape(self, (1,)), slice(None), value)
             return
