@@ -1,10 +1,16 @@
 """``dagnet.numpy.random`` (``mx.np.random``): NumPy-style samplers drawing from
-dagnet's generators (seeded by ``mx.random.seed`` / ``mx.npx.random.seed``).
+dagnet's generators (seeded by ``mx.random.seed`` / ``mx.npx.random.seed``), as MXNet
+1.9.1 has them.
 
-The arguments are NumPy's (``size``, not MXNet's legacy ``shape``): an
-unknown keyword such as ``shape=`` is a ``TypeError``, as in MXNet.  ``size=None``
-draws one value as a 0-d array.  Distribution parameters may be arrays; they
-are broadcast against each other and ``size``.
+The arguments are NumPy's (``size``, not MXNet's legacy ``shape``): an unknown keyword such
+as ``shape=`` is a ``TypeError``, as in MXNet.  ``size=None`` (or ``()``) draws one value
+as a 0-d array, or one per element of the parameters.  Distribution parameters may be
+arrays: they broadcast against each other and ``size``, and are inputs of the sampling
+operators (``_npi_<d>``), so a hybridized block traces them and gradients reach them: the
+reparameterized ones (``normal``'s ``d sample / d loc = 1``, ``d sample / d scale = eps``)
+for normal, logistic, gumbel, lognormal, exponential, rayleigh, weibull and pareto; zero
+for uniform, gamma and power, as in MXNet.  A parameter out of its range (``scale < 0``)
+is a ValueError where the result is read.
 """
 
 from __future__ import annotations
