@@ -155,8 +155,8 @@ def _loc():
     return Scalar("loc", float, None, "location")
 
 
-def _scale(low_open=False, what="scale"):
-    return Scalar("scale", float, None, what, low=0.0, open_low=low_open)
+def _scale(what="scale"):
+    return Scalar("scale", float, None, what, low=0.0)
 
 
 def _shape_a(what):
@@ -292,6 +292,12 @@ def _draw_case(d: Draw, scalars: Sequence[Scalar]) -> Case:
 
 
 # -- _npi_<d> -----------------------------------------------------------------------------
+def _random_op(name: str, description: str, **fields: Any) -> Op:
+    """A sampler's record: it draws from the device's generator, and only writes."""
+    return Op(name, description=f"{description}\n\n{NOTE}", resources=[ResourceRequest("random")],
+              supported_req=frozenset({OpReqType.WRITE, OpReqType.NULL}), **fields)
+
+
 def _params_class(dist: NumpyDistribution) -> type[Params]:
     fields = {s.name: Field(float, s.default, f"{s.desc} (None: given as the input of that "
                                               f"name)", optional=True) for s in dist.scalars}
@@ -338,14 +344,13 @@ def _sampler(dist: NumpyDistribution) -> list[Op]:
         backward_name = f"_backward_broadcast_{dist.name}"
         gradient = Gradient(backward_name, uses=("out_grad", "in_data", "out_data"))
         records.append(_backward(backward_name, name, dist, params))
-    forward = Op(
+    forward = _random_op(
         name,
-        description=f"Samples from {dist.doc}, as ``mx.np.random.{dist.name}``: parameters "
-                    f"{', '.join(names)} as numbers or as arrays (inputs, broadcasting "
-                    f"NumPy's way); shape ``size`` or the parameters' broadcast shape."
-                    + ("  Gradient: reparameterized (a hidden output keeps the noise)."
-                       if dist.slopes is not None else "  Gradient: zero, as in MXNet.")
-                    + f"\n\n{NOTE}",
+        f"Samples from {dist.doc} (``mx.np.random``): parameters {', '.join(names)} as "
+        f"numbers or as arrays (inputs, broadcasting NumPy's way); shape ``size`` or the "
+        f"parameters' broadcast shape."
+        + ("  Gradient: reparameterized (a hidden output keeps the noise)."
+           if dist.slopes is not None else "  Gradient: zero, as in MXNet."),
         params=params,
         num_inputs=lambda attrs: len(inputs(attrs)),
         num_outputs=outputs,
@@ -356,8 +361,6 @@ def _sampler(dist: NumpyDistribution) -> list[Op]:
         infer_type=_infer_type(outputs),
         compute={XP: compute},
         gradient=gradient,
-        resources=[ResourceRequest("random")],
-        supported_req=frozenset({OpReqType.WRITE, OpReqType.NULL}),
         domain=Domain(sample, None),
     )
     return [forward, *records]
@@ -436,12 +439,12 @@ def _sample_bernoulli(draw):
     return Case(inputs, params)
 
 
-Bernoulli = Op(
+Bernoulli = _random_op(
     "_npi_bernoulli",
-    description="Samples 1 with probability ``prob`` (or ``sigmoid(logit)``), else 0, as "
-                "``mx.npx.random.bernoulli``: the parameter a number or an array (the input); "
-                "shape ``size`` or the parameter's.  A probability outside [0, 1] fails the "
-                f"kernel with a ValueError.  Gradient: zero.\n\n{NOTE}",
+    "Samples 1 with probability ``prob`` (or ``sigmoid(logit)``), else 0, as "
+    "``mx.npx.random.bernoulli``: the parameter a number or an array (the input); shape "
+    "``size`` or the parameter's.  A probability outside [0, 1] fails the kernel with a "
+    "ValueError.  Gradient: zero.",
     params=BernoulliParam,
     num_inputs=lambda attrs: len(_bernoulli_arrays(attrs)),
     input_names=_bernoulli_arrays,
@@ -450,8 +453,6 @@ Bernoulli = Op(
     infer_type=_infer_type(1),
     compute={XP: _bernoulli},
     gradient=ZeroGradient(),
-    resources=[ResourceRequest("random")],
-    supported_req=frozenset({OpReqType.WRITE, OpReqType.NULL}),
     domain=Domain(_sample_bernoulli, None),
 )
 
@@ -512,13 +513,12 @@ def _sample_mvn(draw):
     return Case([mean, cov], params)
 
 
-MultivariateNormal = Op(
+MultivariateNormal = _random_op(
     "_npi_mvn_fallback",
-    description="Samples from multivariate normal distributions, as "
-                "``mx.np.random.multivariate_normal``: ``mean`` of shape ``(..., k)``, ``cov`` "
-                "of shape ``(..., k, k)`` (positive semi-definite), their batch shapes "
-                "broadcast; output ``size + batch + (k,)`` in ``mean``'s dtype.  Not "
-                f"differentiable, as in MXNet.\n\n{NOTE}",
+    "Samples from multivariate normal distributions, as "
+    "``mx.np.random.multivariate_normal``: ``mean`` of shape ``(..., k)``, ``cov`` of shape "
+    "``(..., k, k)`` (positive semi-definite), their batch shapes broadcast; output "
+    "``size + batch + (k,)`` in ``mean``'s dtype.  Not differentiable, as in MXNet.",
     params=MultivariateNormalParam,
     num_inputs=2,
     input_names=["mean", "cov"],
@@ -527,8 +527,6 @@ MultivariateNormal = Op(
     infer_type=_mvn_infer_type,
     compute={XP: _mvn},
     gradient=NoGradient("sampling a multivariate normal has no gradient in MXNet"),
-    resources=[ResourceRequest("random")],
-    supported_req=frozenset({OpReqType.WRITE, OpReqType.NULL}),
     domain=Domain(_sample_mvn, None),
 )
 
