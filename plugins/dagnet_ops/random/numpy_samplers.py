@@ -349,7 +349,8 @@ def _sampler(dist: NumpyDistribution) -> list[Op]:
         f"Samples from {dist.doc} (``mx.np.random``): parameters {', '.join(names)} as "
         f"numbers or as arrays (inputs, broadcasting NumPy's way); shape ``size`` or the "
         f"parameters' broadcast shape."
-        + ("  Gradient: reparameterized (a hidden output keeps the noise)."
+        + ("  Gradient: reparameterized (a hidden output keeps the noise); the conformance "
+           "suite checks it against central differences that draw the same noise."
            if dist.slopes is not None else "  Gradient: zero, as in MXNet."),
         params=params,
         num_inputs=lambda attrs: len(inputs(attrs)),
