@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import initializer, ndarray, symbol
 from .. import name as _name
+from .._errors import OperatorFailedError
 from ..autograd import Tracer, active_tracer, is_training
 from ..ndarray import NDArray
 from ..numpy import as_np_ndarray
@@ -532,6 +533,18 @@ class Block:
                 handle.detach()
 
 
+def _settle(arrays: list) -> None:
+    """Wait for the outputs of a trace run, dropping an operator's failure: the caller runs
+    the same operators on the same inputs next and meets it where it waits (a failure left
+    pending would surface at some later, unrelated wait instead)."""
+    for array in arrays:
+        if array is not None:
+            try:
+                array.wait_to_read()
+            except OperatorFailedError:
+                pass
+
+
 class HybridBlock(Block):
     """A block written once as ``hybrid_forward(F, x, *args, **params)`` where ``F`` is
     ``mx.nd`` or ``mx.sym``; after :meth:`hybridize` a call traces it into a symbol (once
@@ -730,6 +743,7 @@ class HybridBlock(Block):
                 out = self._forward_imperative(ctx, *_regroup(copies, fmt))
                 out, out_format = _flatten(out, "output")
                 graph = tracer.symbol(out) if tracer.problem is None else None
+            _settle(out)
             if tracer.problem is not None:
                 return tracer.problem
             if not any(_initialized(p, ctx) for p in deferred):

@@ -547,7 +547,7 @@ def invoke(op: str | Op, inputs: Sequence[NDArray], kwargs: Mapping[str, Any] | 
         given = kwargs.pop("ctx")
         if "ctx" in entry.fields:
             kwargs["ctx"] = str(given)
-        if given is not None:
+        if given is not None and given != "":  # '' (a sampler's default): the current one
             from ._creation import parse_context
 
             ctx = parse_context(given)

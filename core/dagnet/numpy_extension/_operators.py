@@ -15,7 +15,8 @@ __all__ = ["OPERATORS", "operator_function", "reshape", "save", "load", "waitall
 OPERATORS = {
     "activation": "Activation", "arange_like": "_contrib_arange_like",
     "batch_dot": "batch_dot", "batch_flatten": "Flatten", "batch_norm": "BatchNorm",
-    "cast": "Cast", "convolution": "Convolution", "deconvolution": "Deconvolution",
+    "cast": "Cast", "constraint_check": "_npx_constraint_check",
+    "convolution": "Convolution", "deconvolution": "Deconvolution",
     "dropout": "Dropout", "embedding": "Embedding", "erf": "erf", "erfinv": "erfinv",
     "fully_connected": "FullyConnected", "gamma": "gamma", "gammaln": "gammaln",
     "gather_nd": "gather_nd", "layer_norm": "LayerNorm", "leaky_relu": "LeakyReLU",

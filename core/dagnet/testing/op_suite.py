@@ -91,7 +91,7 @@ def run_kernel(
     very array of input ``i``.
     """
     ctx = ctx or Context(backend.device_type, 0)
-    xp_inputs = [backend.from_host(np.ascontiguousarray(a), ctx.device_id) for a in inputs]
+    xp_inputs = [backend.from_host(np.asarray(a, order="C"), ctx.device_id) for a in inputs]
     if out_shapes is None or out_dtypes is None:
         if op.value_shapes is not None:  # the output shape depends on the input values
             shapes = op.value_shapes(attrs, [np.asarray(a) for a in inputs])
@@ -103,7 +103,7 @@ def run_kernel(
     n_out = op.n_outputs(attrs)
     if initial_outputs is not None:
         xp_outputs = [
-            backend.from_host(np.ascontiguousarray(a), ctx.device_id) for a in initial_outputs
+            backend.from_host(np.asarray(a, order="C"), ctx.device_id) for a in initial_outputs
         ]
     else:
         xp_outputs = [
@@ -140,6 +140,22 @@ def _tolerances(dtype: np.dtype, rtol: float, atol: float) -> tuple[float, float
 
 def _cast(inputs: Sequence[np.ndarray], dtype: str) -> list[np.ndarray]:
     return [a.astype(dtype) if np.issubdtype(a.dtype, np.floating) else a for a in inputs]
+
+
+def _same_draws(op: Op, attrs: Any, ctx: Context, rng: np.random.Generator) -> Any:
+    """What to call before each run of ``op`` in a gradient check: for an operator that
+    draws random numbers, restart ``ctx``'s generator from one seed, so that every run draws
+    the same numbers and a reparameterized sampler's gradient (``loc + scale * noise``) can
+    be checked against central differences; for any other operator, nothing."""
+    if not any(r.kind is resource.ResourceKind.RANDOM for r in op.resource_requests(attrs)):
+        return lambda: None
+    seed = int(rng.integers(2**31))
+
+    def restart() -> None:
+        resource.manager().seed(seed, ctx)
+        engine_module.current().wait_for_all()  # the reseed runs on the current engine
+
+    return restart
 
 
 def check_case(
@@ -317,13 +333,16 @@ def numeric_gradient_check(
         np.asarray(a, dtype=np.float64) if np.issubdtype(a.dtype, np.floating) else a
         for a in inputs
     ]
+    same_draws = _same_draws(op, attrs, Context(backend.device_type, 0), rng)
+    same_draws()
     outputs, _ = run_kernel(op, attrs, inputs, backend=backend, engine=engine)
     visible = op.n_visible_outputs(attrs)
     head = [rng.standard_normal(o.shape) for o in outputs[:visible]]
     grads, grad_targets = _backward_gradients(op, attrs, inputs, outputs, head,
                                               backend=backend, engine=engine)
     if all(o.size for o in outputs):  # the imperative path refuses empty outputs of full inputs
-        autograd_gradient_check(op, params, inputs, head, grads, backend=backend, engine=engine)
+        autograd_gradient_check(op, params, inputs, head, grads, backend=backend, engine=engine,
+                                before_run=same_draws)
     differentiable = domain.differentiable
     if differentiable is None:
         differentiable = tuple(
@@ -336,6 +355,7 @@ def numeric_gradient_check(
         def loss(shift: float, i: int = i, direction: np.ndarray = direction) -> float:
             moved = list(inputs)
             moved[i] = inputs[i] + shift * direction
+            same_draws()
             outs, _ = run_kernel(op, attrs, moved, backend=backend, engine=engine)
             return float(sum(np.sum(o * h) for o, h in zip(outs[:visible], head)))
 
@@ -362,12 +382,14 @@ def autograd_gradient_check(
     *,
     backend: Any,
     engine: Any,
+    before_run: Any = None,
 ) -> None:
     """Record ``op`` on ``inputs`` with ``dagnet.autograd``, differentiate with head
     gradients ``head`` and compare each floating, non-auxiliary input's gradient with
     ``expected`` (the backward operator's outputs, in the same order).
 
-    Runs in prediction mode, as the suite's kernels do, so the recorded forward matches.
+    Runs in prediction mode, as the suite's kernels do, so the recorded forward matches;
+    ``before_run()``, when given, is called just before it (to draw the same random numbers).
     """
     from .. import autograd, config
     from ..ndarray import array, invoke
@@ -380,8 +402,12 @@ def autograd_gradient_check(
     with config.set(engine=engine.name):
         arrays = [array(a, ctx=ctx, dtype=a.dtype) for a in inputs]
         watched = [i for i in targets if np.issubdtype(inputs[i].dtype, np.floating)]
+        if not watched:  # nothing to differentiate (a sampler given numbers only)
+            return
         for i in watched:
             arrays[i].attach_grad()
+        if before_run is not None:
+            before_run()
         with autograd.record(train_mode=False):
             outputs = invoke(op, arrays, params)
         heads = outputs if isinstance(outputs, list) else [outputs]

@@ -13,6 +13,7 @@ import numpy as np
 from dagnet import ShapeError
 from dagnet.operator import merge_dtype, merge_shape
 
+from .._broadcast import reduce_to
 from .._threads import each, pieces, sample_spans, threads_for
 
 __all__ = [
@@ -91,15 +92,6 @@ def scatter_add(xp: Any, target: Any, index: Any, values: Any) -> None:
 
     cupyx.scatter_add(target, index, values)
 
-
-def reduce_to(xp: Any, value: Any, shape: tuple) -> Any:
-    """Sum ``value`` over the axes that broadcasting added or stretched from ``shape``."""
-    if value.shape == tuple(shape):
-        return value
-    lead = value.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, d in enumerate(shape) if d == 1 and value.shape[lead + i] != 1)
-    return value.sum(axis=axes).reshape(shape)
 
 
 def data_type(label_inputs: Sequence[int] = ()) -> Any:

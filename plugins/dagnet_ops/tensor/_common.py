@@ -20,6 +20,8 @@ from dagnet.operator import (
     shape_is_known,
 )
 
+from .._broadcast import reduce_to
+
 __all__ = [
     "put", "is_int", "known", "shape_error", "same_shape", "broadcast_shape", "reduce_to",
     "backward_op", "with_attrs", "norm_axis", "fixed_out_type", "first_input_type",
@@ -112,16 +114,6 @@ def norm_axis(op: str, axis: int, ndim: int, what: str = "axis", *, extra: int =
                               f"dimension(s) (valid: {-size} to {size - 1})")
     return axis % size if size else 0
 
-
-def reduce_to(xp: Any, grad: Any, shape: Sequence[int]) -> Any:
-    """Sum a broadcast gradient back to an operand's ``shape`` (leading and size-1 axes)."""
-    shape = tuple(shape)
-    if grad.shape == shape:
-        return grad
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, d in enumerate(shape) if d == 1 and grad.shape[lead + i] != 1)
-    return xp.sum(grad, axis=axes, keepdims=True).reshape(shape) if axes else grad.reshape(shape)
 
 
 # -- types -----------------------------------------------------------------------------
