@@ -71,25 +71,27 @@ def _bind_inputs(sym: Any, location: Any, aux_states: Any, ctx: Context | None,
 
 def symbolic_forward(sym: Any, location: Any, expected: Any, rtol: float, atol: float | None,
                      aux_states: Any, ctx: Context | None, equal_nan: bool,
-                     dtype: Any) -> list[np.ndarray]:
+                     dtype: Any) -> list[Any]:
     """See :func:`dagnet.test_utils.check_symbolic_forward`."""
     from ..test_utils import assert_almost_equal
 
     ctx, args, aux = _bind_inputs(sym, location, aux_states, ctx, dtype)
     executor = sym.bind(ctx, args=args, aux_states=aux)
-    outputs = [o.asnumpy() for o in executor.forward(is_train=False)]
+    outputs = executor.forward(is_train=False)
     names = sym.list_outputs()
     wanted = _by_name(expected, names, "expected")
     for name, got in zip(names, outputs):
-        assert_almost_equal(got, _host(wanted[name]), rtol=rtol, atol=atol,
+        assert_almost_equal(got.asnumpy(), _host(wanted[name]), rtol=rtol, atol=atol,
                             names=(f"output {name!r}", "expected"), equal_nan=equal_nan)
     return outputs
 
 
 def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rtol: float,
                       atol: float | None, aux_states: Any, grad_req: Any, ctx: Context | None,
-                      equal_nan: bool, dtype: Any) -> dict[str, np.ndarray]:
+                      equal_nan: bool, dtype: Any,
+                      grad_stypes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """See :func:`dagnet.test_utils.check_symbolic_backward`."""
+    from .. import ndarray
     from ..test_utils import assert_almost_equal
 
     ctx, args, aux = _bind_inputs(sym, location, aux_states, ctx, dtype)
@@ -97,6 +99,10 @@ def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rt
               _by_name(expected, sym.list_arguments(), "expected", complete=False).items()}
     initial = {k: np.random.normal(size=v.shape) for k, v in wanted.items()}
     grads = _ndarrays(initial, ctx, dtype)
+    for name, stype in dict(grad_stypes or {}).items():
+        if name in grads and stype not in (None, "default"):  # sparse: start at zero
+            grads[name] = ndarray.sparse.zeros(stype, grads[name].shape, ctx=ctx,
+                                               dtype=grads[name].dtype)
     initial = {k: g.asnumpy() for k, g in grads.items()}  # the start, rounded to dtype
     reqs = {k: grad_req for k in wanted} if isinstance(grad_req, str) else dict(grad_req)
     executor = sym.bind(ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux)
@@ -113,7 +119,7 @@ def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rt
     executor.backward(out_grads)
     result = {}
     for name, want in wanted.items():
-        got = executor.grad_dict[name].asnumpy()
+        got = grads[name].asnumpy()
         req = reqs.get(name, "null")
         if req == "add":
             want = initial[name] + want
@@ -122,7 +128,7 @@ def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rt
         assert_almost_equal(got, want, rtol=rtol, atol=atol,
                             names=(f"gradient of {name!r} (grad_req={req})", "expected"),
                             equal_nan=equal_nan)
-        result[name] = got
+        result[name] = grads[name]
     return result
 
 
