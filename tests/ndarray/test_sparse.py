@@ -247,15 +247,19 @@ def test_save_and_load_sparse_arrays(tmp_path):
     assert not loaded["z"].asnumpy().any()
 
 
-def test_executors_bind_sparse_arrays_as_dense_copies():
+def test_executors_keep_the_sparse_arrays_bound_to_them():
     x = mx.sym.Variable("x", stype="csr")
-    exe = (x * 2).bind(mx.cpu(), {"x": nd.array(DENSE).tostype("csr")},
-                       args_grad={"x": sparse.zeros("csr", DENSE.shape)})
+    value, grad = nd.array(DENSE).tostype("csr"), sparse.zeros("csr", DENSE.shape)
+    exe = (x * 2).bind(mx.cpu(), {"x": value}, args_grad={"x": grad})
     exe.forward(is_train=True)
+    assert exe.outputs[0].stype == "csr"  # _mul_scalar keeps csr, as in MXNet
     np.testing.assert_array_equal(exe.outputs[0].asnumpy(), 2 * DENSE)
     exe.backward(nd.ones(DENSE.shape).tostype("row_sparse"))  # a sparse head gradient
-    assert exe.arg_dict["x"].stype == "default"
-    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.full(DENSE.shape, 2))
+    assert exe.arg_dict["x"] is value and exe.grad_dict["x"] is grad
+    np.testing.assert_array_equal(grad.asnumpy(), np.full(DENSE.shape, 2))
+    # the executor reads the bound array at each forward pass
+    (nd.array(DENSE) * 3).tostype("csr").copyto(value)
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), 6 * DENSE)
 
 
 def test_a_sparse_gradient_array_given_to_bind_receives_the_gradient():

@@ -46,6 +46,7 @@ from ._sparse import (
     cast_storage,
     check_components,
     components,
+    dispatch,
     is_sparse,
     new_sparse,
     push_sparse,
@@ -71,7 +72,7 @@ from ._storage import (
 
 __all__ = [
     "add", "array", "AUX_DTYPE", "BaseSparseNDArray", "cast_storage", "check_components",
-    "check_storage", "check_stype", "components", "csr_matrix", "CSRNDArray", "divide",
+    "check_storage", "check_stype", "components", "csr_matrix", "CSRNDArray", "dispatch", "divide",
     "empty", "grad_storage", "infer_storage", "is_sparse", "multiply", "new_sparse",
     "push_sparse", "register_grad_storage", "register_storage_check",
     "register_storage_impl", "row_sparse_array",

@@ -168,8 +168,7 @@ def check_symbol_numeric_gradient(sym: Any, location: Any, aux_states: Any, nume
         if unknown:
             raise ValueError(f"check_numeric_gradient: grad_stype_dict names unknown storage "
                              f"types {unknown}; use 'default', 'row_sparse' or 'csr'")
-        # the executor's gradients are dense (sparse storage falls back); their values are
-        # what a gradient array of any storage type holds, so the comparison is the same
+        # the gradients are compared by value, whatever their storage type
     eps = _by_dtype(numeric_eps, default_numeric_eps(), dtype)
     if dtype != np.float64 and eps < 1e-5:
         raise AssertionError(f"check_numeric_gradient: numeric_eps={eps:g} is too small for "
@@ -297,19 +296,28 @@ class _LossChange:
     def central_differences(self, name: str, eps: float) -> np.ndarray:
         """d loss / d x for every element x of argument ``name``: the loss at x + eps/2
         minus the loss at x - eps/2, over eps, the outputs subtracted before they are
-        projected (so equal parts cancel exactly)."""
+        projected (so equal parts cancel exactly).  A sparse argument is moved on a dense
+        copy, cast back into it for each pass."""
         target = self._executor.arg_dict[name]
-        flat_target = target.reshape(-1)
-        values = target.asnumpy().reshape(-1)
+        sparse = target.stype != "default"
+        work = target.tostype("default") if sparse else target
+        flat_work = work.reshape(-1)
+
+        def move(j: int, value: Any) -> None:
+            flat_work[j] = value
+            if sparse:
+                work.copyto(target)
+
+        values = work.asnumpy().reshape(-1)
         dtype = values.dtype.type
         half = eps / 2
         numeric = np.empty(values.size, np.float64)
         for j, value in enumerate(values.tolist()):
-            flat_target[j] = dtype(value + half)
+            move(j, dtype(value + half))
             plus = self._outputs()
-            flat_target[j] = dtype(value - half)
+            move(j, dtype(value - half))
             minus = self._outputs()
-            flat_target[j] = values[j]
+            move(j, values[j])
             numeric[j] = sum(float(np.dot(np.subtract(p, m, dtype=np.float64), w))
                              for p, m, w in zip(plus, minus, self._projections)) / eps
         return numeric.reshape(target.shape)

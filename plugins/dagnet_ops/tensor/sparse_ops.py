@@ -692,4 +692,9 @@ _register("_contrib_quadratic", _map_values("_contrib_quadratic",
           _quadratic_rule)
 _register("_contrib_getnnz", _getnnz_impl, _getnnz_rule)
 sparse.register_storage_check("BatchNorm", _batchnorm_storage)
+# the weight's gradient: row_sparse with sparse_grad (always for SparseEmbedding)
+sparse.register_grad_storage(
+    "Embedding", lambda attrs, stypes: [None, "row_sparse" if attrs.sparse_grad else None])
+sparse.register_grad_storage("_contrib_SparseEmbedding",
+                             lambda attrs, stypes: [None, "row_sparse"])
 del _name, _fn, _kind
