@@ -16,6 +16,12 @@ graphs) and a sparse implementation:
 - ``_contrib_SparseEmbedding`` (``contrib.SparseEmbedding``): ``Embedding`` whose
   weight MXNet keeps row_sparse; here it computes as ``Embedding`` (a sparse weight
   falls back to dense).
+- ``_scatter_elemwise_div``, ``_scatter_plus_scalar``, ``_scatter_minus_scalar``
+  (MXNet's ``elemwise_scatter_op.cc``): ``elemwise_div``, ``_plus_scalar`` and
+  ``_minus_scalar`` on dense arrays (the same records under other names: kernels,
+  gradients, conformance domains); on a sparse lhs they compute only where the lhs
+  stores values and keep its storage (a row_sparse lhs for the division, row_sparse or
+  csr for the scalar ones), leaving every other element zero.
 
 Sparse implementations (:func:`dagnet.ndarray.sparse.register_storage_impl`) of
 ``dot`` (csr lhs: dense result; ``transpose_a``: row_sparse result), the
@@ -57,6 +63,7 @@ from ..nn.embedding import (
     embedding_rows,
 )
 from . import _sampling as S
+from . import elemwise_binary, scalar
 from ._common import backward_op, first_input_type, put, same_shape, scatter_add
 from .reduce import reduction
 
@@ -221,7 +228,25 @@ BackwardSparseEmbedding = replace(
     BackwardEmbedding, name="_backward_SparseEmbedding", params=SparseEmbeddingParam,
     forward_op="_contrib_SparseEmbedding", compute={XP: _sparse_embedding_backward})
 
+# -- the scatter operators: dense records of other names ----------------------------------------
+def _renamed(ops: list[Op], name: str, new_name: str, sparse_desc: str) -> Op:
+    """The forward record ``name`` of ``ops`` as operator ``new_name`` (same gradient)."""
+    record = next(op for op in ops if op.name == name)
+    return replace(record, name=new_name, aliases=(),
+                   description=f"{record.description}\n\n{sparse_desc}")
+
+
+_SCATTERED = ("Only the values the sparse lhs stores are computed: the result keeps the "
+              "lhs's {}storage, every other element zero.  Dense inputs compute as ``{}``.")
+
 OPS: list[Op] = [
+    _renamed(elemwise_binary.OPS, "elemwise_div", "_scatter_elemwise_div",
+             _SCATTERED.format("row_sparse ", "elemwise_div")
+             + "  Other storage types compute densely."),
+    _renamed(scalar.OPS, "_plus_scalar", "_scatter_plus_scalar",
+             _SCATTERED.format("row_sparse or csr ", "_plus_scalar")),
+    _renamed(scalar.OPS, "_minus_scalar", "_scatter_minus_scalar",
+             _SCATTERED.format("row_sparse or csr ", "_minus_scalar")),
     SparseEmbedding,
     BackwardSparseEmbedding,
     Op("cast_storage", params=CastStorageParam, input_names=["data"],
@@ -503,6 +528,29 @@ def _scalar_compare(name: str, fn):
                        .astype(v.dtype))
 
 
+def _scatter_div_rule(attrs, stypes):
+    return ["row_sparse"] if stypes[0] == "row_sparse" else None
+
+
+def _scatter_div_impl(call, inputs, out):
+    """The lhs's stored rows divided by the same rows of the rhs (of any storage)."""
+    lhs, rhs = inputs
+    if lhs.shape != rhs.shape:
+        return NotImplemented
+    shape, dtype = lhs.shape, lhs._dtype
+    result = sparse.new_sparse("row_sparse", shape, dtype, lhs._chunk.dev)
+    rhs_view = rhs._xp() if rhs.stype == "default" else None
+
+    def divide(xp):
+        values, (rows,) = sparse.components(lhs)
+        b = rhs_view if rhs_view is not None else _dense_of(xp, rhs.stype, shape, dtype,
+                                                            *sparse.components(rhs))
+        sparse.set_components(result, values / b[rows], [rows.copy()])
+
+    sparse.push_sparse(divide, [lhs, rhs], [result], call.name)
+    return _finish(result, out)
+
+
 def _zeros_like_impl(call, inputs, out):
     (data,) = inputs
     return _finish(sparse.zeros(data.stype, data.shape, data.context, data.dtype), out)
@@ -691,6 +739,13 @@ _register("_contrib_quadratic", _map_values("_contrib_quadratic",
                                             lambda xp, v, a: v * (a.a * v + a.b)),
           _quadratic_rule)
 _register("_contrib_getnnz", _getnnz_impl, _getnnz_rule)
+_register("_scatter_elemwise_div", _scatter_div_impl, _scatter_div_rule)
+_register("_scatter_plus_scalar", _map_values("_scatter_plus_scalar",
+                                              lambda xp, v, a: v + xp.asarray(a.scalar, v.dtype)),
+          _same_sparse)
+_register("_scatter_minus_scalar", _map_values("_scatter_minus_scalar",
+                                               lambda xp, v, a: v - xp.asarray(a.scalar, v.dtype)),
+          _same_sparse)
 sparse.register_storage_check("BatchNorm", _batchnorm_storage)
 # the weight's gradient: row_sparse with sparse_grad (always for SparseEmbedding)
 sparse.register_grad_storage(
