@@ -25,8 +25,10 @@ graphs) and a sparse implementation:
 
 Sparse implementations (:func:`dagnet.ndarray.sparse.register_storage_impl`) of
 ``dot`` (csr lhs: dense result; ``transpose_a``: row_sparse result), the
-same-shape elementwise operators (``elemwise_add``/``sub``/``mul``, ``add_n``,
-``broadcast_*`` of equal shapes), multiplication and division by a scalar, the
+same-shape elementwise operators that keep sparse storage in MXNet 1.9.1
+(``elemwise_add``/``sub``/``mul``, ``_maximum``/``_minimum``/``_hypot``,
+``add_n``; ``broadcast_mul``/``div`` of a csr matrix by a dense array broadcast to its
+shape), multiplication and division by a scalar, the
 unary operators that map zero to zero (``square``, ``sqrt``, ``abs``, ``sign``,
 ``relu`` ...), ``zeros_like``, row ``slice`` of a csr matrix and ``take`` of its
 rows, ``contrib.quadratic`` of a csr matrix with ``c == 0``.  Anything else falls back to
@@ -409,27 +411,52 @@ def _dot_impl(call, inputs, out):
     return _finish(result, out)
 
 
-def _binary_rule(kind: str):
-    """Add and subtract keep a storage both sides share; multiply keeps a sparse lhs's
-    with a rhs of its storage or dense; divide keeps csr divided by dense."""
-    def rule(attrs, stypes):
-        ls, rs = stypes
-        if kind in ("add", "sub"):
-            return [ls] if ls == rs != "default" else None
-        if kind == "mul":
-            return [ls] if ls != "default" and rs in (ls, "default") else None
-        return ["csr"] if (ls, rs) == ("csr", "default") else None
+# the elementwise binary functions with sparse implementations
+_BINARY = {
+    "add": lambda xp, a, b: a + b,
+    "sub": lambda xp, a, b: a - b,
+    "maximum": lambda xp, a, b: xp.maximum(a, b),
+    "minimum": lambda xp, a, b: xp.minimum(a, b),
+    "hypot": lambda xp, a, b: xp.hypot(a, b),
+    "mul": lambda xp, a, b: a * b,
+    "div": lambda xp, a, b: a / b,
+}
 
-    return rule
+
+def _union_rule(attrs, stypes):
+    """A function mapping (0, 0) to 0 keeps a storage both sides share (the rows, or
+    entries, either side stores)."""
+    ls, rs = stypes
+    return [ls] if ls == rs != "default" else None
+
+
+def _mul_rule(attrs, stypes):
+    """A product keeps the storage of a sparse side times one of its storage or dense."""
+    ls, rs = stypes
+    sparse_side = rs if ls == "default" else ls
+    return [sparse_side] if sparse_side != "default" and {ls, rs} <= {
+        sparse_side, "default"} else None
+
+
+def _csr_by_dense_rule(attrs, stypes):
+    """A csr matrix times (or over) a dense array broadcast to its shape stays csr."""
+    return ["csr"] if stypes == ["csr", "default"] else None
 
 
 def _binary(kind: str):
-    """Same-shape add/sub/mul/div keeping sparse storage where MXNet does."""
+    """Elementwise ``_BINARY[kind]`` of arrays of one shape (or a csr lhs and a dense rhs
+    broadcast to its shape), keeping sparse storage where MXNet does."""
+    fn = _BINARY[kind]
+
     def impl(call, inputs, out):
         lhs, rhs = inputs
-        if lhs.shape != rhs.shape:
-            return NotImplemented
+        if kind == "mul" and lhs.stype == "default":  # dense * sparse: the same product
+            lhs, rhs = rhs, lhs
         ls, rs = lhs.stype, rhs.stype
+        if lhs.shape != rhs.shape and not (
+                ls == "csr" and rs == "default" and rhs.ndim <= 2
+                and np.broadcast_shapes(lhs.shape, rhs.shape) == lhs.shape):
+            return NotImplemented
         stype = ls
         shape, dtype = lhs.shape, lhs._dtype
         result = sparse.new_sparse(stype, shape, dtype, lhs._chunk.dev)
@@ -438,9 +465,9 @@ def _binary(kind: str):
         def compute(xp):
             lv, la = sparse.components(lhs)
             if stype == "csr" and rhs_view is not None:  # only the stored positions
-                at = rhs_view[xp.repeat(xp.arange(shape[0]), xp.diff(la[0])), la[1]]
-                sparse.set_components(result, lv * at if kind == "mul" else lv / at,
-                                      [a.copy() for a in la])
+                b = xp.broadcast_to(rhs_view, shape)
+                at = b[xp.repeat(xp.arange(shape[0]), xp.diff(la[0])), la[1]]
+                sparse.set_components(result, fn(xp, lv, at), [a.copy() for a in la])
                 return
             a = _dense_of(xp, ls, shape, dtype, lv, la)
             if rhs_view is not None:
@@ -448,13 +475,10 @@ def _binary(kind: str):
             else:
                 rv, ra = sparse.components(rhs)
                 b = _dense_of(xp, rs, shape, dtype, rv, ra)
-            c = (a + b if kind == "add" else a - b if kind == "sub" else a * b if kind == "mul"
-                 else a / b)
+            c = fn(xp, a, b)
             if stype == "row_sparse":
-                if kind in ("add", "sub") and rhs_view is None:
-                    keep = xp.union1d(la[0], sparse.components(rhs)[1][0])
-                else:
-                    keep = la[0]
+                keep = la[0] if rhs_view is not None or kind == "mul" else xp.union1d(
+                    la[0], sparse.components(rhs)[1][0])
                 keep = keep.astype(np.int64)
                 sparse.set_components(result, c[keep], [keep])
             else:
@@ -717,11 +741,16 @@ _ZERO_PRESERVING = {
 
 for _name, _fn in _ZERO_PRESERVING.items():
     _register(_name, _map_values(_name, _fn), _same_sparse)
-for _name, _kind in (("elemwise_add", "add"), ("elemwise_sub", "sub"), ("elemwise_mul", "mul"),
-                     ("elemwise_div", "div"), ("broadcast_add", "add"),
-                     ("broadcast_sub", "sub"), ("broadcast_mul", "mul"),
-                     ("broadcast_div", "div")):
-    _register(_name, _binary(_kind), _binary_rule(_kind))
+# as MXNet 1.9.1: elemwise_div and broadcast_add/sub give dense results for sparse inputs
+for _name, _kind, _rule in (("elemwise_add", "add", _union_rule),
+                            ("elemwise_sub", "sub", _union_rule),
+                            ("_maximum", "maximum", _union_rule),
+                            ("_minimum", "minimum", _union_rule),
+                            ("_hypot", "hypot", _union_rule),
+                            ("elemwise_mul", "mul", _mul_rule),
+                            ("broadcast_mul", "mul", _csr_by_dense_rule),
+                            ("broadcast_div", "div", _csr_by_dense_rule)):
+    _register(_name, _binary(_kind), _rule)
 for _name, _fn in (("_equal_scalar", np.equal), ("_not_equal_scalar", np.not_equal),
                    ("_greater_scalar", np.greater), ("_greater_equal_scalar", np.greater_equal),
                    ("_lesser_scalar", np.less), ("_lesser_equal_scalar", np.less_equal)):
@@ -752,4 +781,4 @@ sparse.register_grad_storage(
     "Embedding", lambda attrs, stypes: [None, "row_sparse" if attrs.sparse_grad else None])
 sparse.register_grad_storage("_contrib_SparseEmbedding",
                              lambda attrs, stypes: [None, "row_sparse"])
-del _name, _fn, _kind
+del _name, _fn, _kind, _rule
