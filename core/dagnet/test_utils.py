@@ -79,6 +79,8 @@ __all__ = [
     "rand_coord_2d",
     "rand_ndarray",
     "rand_sparse_ndarray",
+    "create_sparse_array",
+    "create_sparse_array_zd",
     "assign_each",
     "assign_each2",
     "create_2d_tensor",
@@ -591,6 +593,38 @@ def rand_sparse_ndarray(shape: Sequence[int], stype: str, density: float | None 
                      f"or 'csr'")
 
 
+def create_sparse_array(shape: Sequence[int], stype: str, data_init: Any = None,
+                        rsp_indices: Any = None, dtype: Any = None, modifier_func: Any = None,
+                        density: float = 0.5, shuffle_csr_indices: bool = False) -> Any:
+    """A random sparse array (:func:`rand_sparse_ndarray`'s, without its parts): a
+    row_sparse one stores the rows ``rsp_indices`` (sorted) when given, else each row with
+    probability ``density``; a csr one each element with probability ``density``."""
+    if stype not in ("row_sparse", "csr"):
+        raise ValueError(f"create_sparse_array: unknown storage type {stype!r}; use "
+                         f"'row_sparse' or 'csr'")
+    indices = None
+    if stype == "row_sparse" and rsp_indices is not None:
+        indices = np.sort(np.asarray(rsp_indices))
+    return rand_sparse_ndarray(shape, stype, density=density, dtype=dtype, data_init=data_init,
+                               rsp_indices=indices, modifier_func=modifier_func,
+                               shuffle_csr_indices=shuffle_csr_indices)[0]
+
+
+def create_sparse_array_zd(shape: Sequence[int], stype: str, density: float,
+                           data_init: Any = None, rsp_indices: Any = None, dtype: Any = None,
+                           modifier_func: Any = None, shuffle_csr_indices: bool = False) -> Any:
+    """:func:`create_sparse_array` where only ``rsp_indices`` decide which rows a
+    row_sparse array stores (none when not given: ``density`` counts for csr only)."""
+    if stype == "row_sparse":
+        density = 0.0
+        if rsp_indices is not None and len(rsp_indices) > shape[0]:
+            raise ValueError(f"create_sparse_array_zd: {len(rsp_indices)} row indices for "
+                             f"{shape[0]} rows")
+    return create_sparse_array(shape, stype, data_init=data_init, rsp_indices=rsp_indices,
+                               dtype=dtype, modifier_func=modifier_func, density=density,
+                               shuffle_csr_indices=shuffle_csr_indices)
+
+
 def _powerlaw_csr_dense(shape: tuple[int, ...], density: float, dtype: Any) -> np.ndarray:
     """The dense values of MXNet's 'powerlaw' test matrix: ``int(rows * cols * density)``
     stored values, each in [1.001, 3); first one at column 0 of every row, then row ``i``
@@ -735,11 +769,12 @@ def new_sym_matrix_with_real_eigvals_nd(shape: Sequence[int]) -> np.ndarray:
 def check_symbolic_forward(sym: Any, location: Any, expected: Any, rtol: float = 1e-4,
                            atol: float | None = None, aux_states: Any = None,
                            ctx: Context | None = None, equal_nan: bool = False,
-                           dtype: Any = np.float32) -> list[np.ndarray]:
+                           dtype: Any = np.float32) -> list[Any]:
     """Bind ``sym`` to ``location`` (arrays in ``list_arguments`` order, or a dict by
     name, converted to ``dtype``), run the forward pass in inference mode and
     compare the outputs with ``expected`` (a list, or a dict by output name).
-    Returns the outputs as numpy arrays."""
+    Returns the executor's outputs (NDArrays, of the storage types the executor
+    inferred), as MXNet's does."""
     from .testing.symbolic_checks import symbolic_forward
 
     return symbolic_forward(sym, location, expected, rtol, atol, aux_states, ctx, equal_nan,
@@ -751,23 +786,23 @@ def check_symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: A
                             aux_states: Any = None, grad_req: Any = "write",
                             ctx: Context | None = None, grad_stypes: Any = None,
                             equal_nan: bool = False,
-                            dtype: Any = np.float32) -> dict[str, np.ndarray]:
+                            dtype: Any = np.float32) -> dict[str, Any]:
     """Bind ``sym`` to ``location``, run forward (training mode) and backward with the
     head gradients ``out_grads``, and compare the gradients with ``expected`` (a
     list in ``list_arguments`` order or a dict by name; only those arguments get
-    gradients).  Gradient arrays start random: with ``grad_req='add'`` the
+    gradients).  Dense gradient arrays start random, those ``grad_stypes`` makes
+    sparse (name -> storage type) start at zero: with ``grad_req='add'`` the
     expected value is that start plus ``expected``, with ``'null'`` the start.
-    Returns the gradients by name as numpy arrays."""
+    Returns the gradient arrays by name (NDArrays), as MXNet's does."""
     from .testing.symbolic_checks import symbolic_backward
 
-    # gradients of any storage type are compared by value (executors compute densely)
     unknown = {k: v for k, v in dict(grad_stypes or {}).items()
                if v not in ("default", "row_sparse", "csr")}
     if unknown:
         raise ValueError(f"check_symbolic_backward: grad_stypes names unknown storage types "
                          f"{unknown}; use 'default', 'row_sparse' or 'csr'")
     return symbolic_backward(sym, location, out_grads, expected, rtol, atol, aux_states,
-                             grad_req, ctx, equal_nan, dtype)
+                             grad_req, ctx, equal_nan, dtype, grad_stypes)
 
 
 def _resolve_op(op: Any) -> Any:

@@ -247,15 +247,19 @@ def test_save_and_load_sparse_arrays(tmp_path):
     assert not loaded["z"].asnumpy().any()
 
 
-def test_executors_bind_sparse_arrays_as_dense_copies():
+def test_executors_keep_the_sparse_arrays_bound_to_them():
     x = mx.sym.Variable("x", stype="csr")
-    exe = (x * 2).bind(mx.cpu(), {"x": nd.array(DENSE).tostype("csr")},
-                       args_grad={"x": sparse.zeros("csr", DENSE.shape)})
+    value, grad = nd.array(DENSE).tostype("csr"), sparse.zeros("csr", DENSE.shape)
+    exe = (x * 2).bind(mx.cpu(), {"x": value}, args_grad={"x": grad})
     exe.forward(is_train=True)
+    assert exe.outputs[0].stype == "csr"  # _mul_scalar keeps csr, as in MXNet
     np.testing.assert_array_equal(exe.outputs[0].asnumpy(), 2 * DENSE)
     exe.backward(nd.ones(DENSE.shape).tostype("row_sparse"))  # a sparse head gradient
-    assert exe.arg_dict["x"].stype == "default"
-    np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), np.full(DENSE.shape, 2))
+    assert exe.arg_dict["x"] is value and exe.grad_dict["x"] is grad
+    np.testing.assert_array_equal(grad.asnumpy(), np.full(DENSE.shape, 2))
+    # the executor reads the bound array at each forward pass
+    (nd.array(DENSE) * 3).tostype("csr").copyto(value)
+    np.testing.assert_array_equal(exe.forward()[0].asnumpy(), 6 * DENSE)
 
 
 def test_a_sparse_gradient_array_given_to_bind_receives_the_gradient():
@@ -276,3 +280,49 @@ def test_a_monitored_executor_also_fills_a_sparse_gradient_array():
     exe.forward(is_train=True)
     exe.backward(nd.ones((3, 2)))
     np.testing.assert_array_equal(grad.asnumpy(), np.full((3, 2), 3))
+
+
+# output storage of the binary operators for (lhs, rhs) storage, as MXNet 1.9.1 gives it
+_PAIRS = [("row_sparse", "row_sparse"), ("row_sparse", "default"), ("default", "row_sparse"),
+          ("csr", "csr"), ("csr", "default"), ("default", "csr")]
+_BINARY_STORAGE = {
+    "elemwise_add": ["row_sparse", "default", "default", "csr", "default", "default"],
+    "elemwise_sub": ["row_sparse", "default", "default", "csr", "default", "default"],
+    "_maximum": ["row_sparse", "default", "default", "csr", "default", "default"],
+    "_minimum": ["row_sparse", "default", "default", "csr", "default", "default"],
+    "_hypot": ["row_sparse", "default", "default", "csr", "default", "default"],
+    "elemwise_mul": ["row_sparse", "row_sparse", "row_sparse", "csr", "csr", "csr"],
+    "elemwise_div": ["default"] * 6,
+    "broadcast_add": ["default"] * 6,
+    "broadcast_sub": ["default"] * 6,
+    "broadcast_mul": ["default"] * 4 + ["csr", "default"],
+    "broadcast_div": ["default"] * 4 + ["csr", "default"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BINARY_STORAGE))
+def test_binary_operators_keep_the_storage_mxnet_keeps(name):
+    square = np.array([[1, 0, 2], [0, 0, 0], [3, 0, 4]], dtype=np.float32)
+    rhs_values = np.array([[2, 1, 4], [1, 5, 1], [0.5, 2, 8]], dtype=np.float32)
+    fn = getattr(nd, name) if hasattr(nd, name) else getattr(nd._internal, name)
+    expected_values = {"elemwise_add": np.add, "elemwise_sub": np.subtract,
+                       "_maximum": np.maximum, "_minimum": np.minimum, "_hypot": np.hypot,
+                       "elemwise_mul": np.multiply, "elemwise_div": np.divide,
+                       "broadcast_add": np.add, "broadcast_sub": np.subtract,
+                       "broadcast_mul": np.multiply, "broadcast_div": np.divide}[name]
+    for (ls, rs), want in zip(_PAIRS, _BINARY_STORAGE[name]):
+        lhs, rhs = nd.array(square).tostype(ls), nd.array(rhs_values).tostype(rs)
+        result = fn(lhs, rhs)
+        assert result.stype == want, (ls, rs)
+        np.testing.assert_allclose(result.asnumpy(), expected_values(square, rhs_values))
+
+
+def test_sparse_arithmetic_takes_the_elemwise_operators_for_one_shape():
+    a = nd.array(DENSE)
+    c, r = a.tostype("csr"), a.tostype("row_sparse")
+    assert [(r + r).stype, (c - c).stype, (r * a).stype, (a * c).stype, (c / a).stype,
+            (r / a).stype, (r + a).stype] == ["row_sparse", "csr", "row_sparse", "default",
+                                              "csr", "default", "default"]
+    row = nd.array(DENSE[:1])  # broadcast: broadcast_mul keeps a csr lhs
+    assert (c * row).stype == "csr"
+    np.testing.assert_allclose((c * row).asnumpy(), DENSE * DENSE[:1])

@@ -1,5 +1,6 @@
 """Sparse operators and helpers added for MXNet 1.9.1's sparse unit tests: ``take`` of csr
-rows, ``contrib.getnnz``, a column bias for ``FullyConnected``, the 'powerlaw' test matrix."""
+rows, ``contrib.getnnz``, a column bias for ``FullyConnected``, the 'powerlaw' test matrix,
+the scatter operators."""
 
 from __future__ import annotations
 
@@ -151,3 +152,41 @@ def test_batchnorm_refuses_fix_gamma_on_sparse_input():
     dense = sym.bind(mx.cpu(), [x.tostype("default"), gamma, beta], aux_states=[mean, var])
     assert dense.forward()[0].shape == (2, 3)
     nd.waitall()
+
+
+def test_scatter_div_computes_only_the_stored_rows_of_a_row_sparse_lhs():
+    lhs = nd.array(DENSE).tostype("row_sparse")  # rows 0, 1, 3
+    rhs = np.array([[2, 2, 2], [4, 4, 4], [0, 0, 0], [0, 1, 2]], dtype=np.float32)
+    for right in (nd.array(rhs), nd.array(rhs).tostype("row_sparse"),
+                  nd.array(rhs).tostype("csr")):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            result = nd._internal._scatter_elemwise_div(lhs, right)
+            expected = DENSE / rhs
+        assert result.stype == "row_sparse"
+        np.testing.assert_array_equal(result.indices.asnumpy(), [0, 1, 3])
+        expected[2] = 0  # a row the lhs does not store stays zero (not 0 / 0)
+        np.testing.assert_array_equal(result.asnumpy(), expected)
+
+
+def test_scatter_div_of_other_storage_types_is_elemwise_div():
+    rhs = np.full(DENSE.shape, 2, np.float32)
+    for lhs in (nd.array(DENSE), nd.array(DENSE).tostype("csr")):
+        result = nd._internal._scatter_elemwise_div(lhs, nd.array(rhs))
+        assert result.stype == "default"
+        np.testing.assert_array_equal(result.asnumpy(), DENSE / 2)
+
+
+@pytest.mark.parametrize("op, sign", [("_scatter_plus_scalar", 1), ("_scatter_minus_scalar", -1)])
+@pytest.mark.parametrize("stype", ["row_sparse", "csr", "default"])
+def test_scatter_scalar_ops_change_only_the_stored_values(op, sign, stype):
+    x = nd.array(DENSE).tostype(stype)
+    result = getattr(nd._internal, op)(x, scalar=5)
+    assert result.stype == stype
+    stored = {"row_sparse": np.any(DENSE != 0, axis=1, keepdims=True), "csr": DENSE != 0,
+              "default": True}[stype]
+    np.testing.assert_array_equal(result.asnumpy(), np.where(stored, DENSE + sign * 5, 0))
+    # bound in a graph: the same storage and values
+    sym = getattr(mx.sym._internal, op)(mx.sym.Variable("x", stype=stype), scalar=5)
+    out = sym.bind(mx.cpu(), {"x": x}).forward()[0]
+    assert out.stype == stype
+    np.testing.assert_array_equal(out.asnumpy(), result.asnumpy())

@@ -486,3 +486,21 @@ def test_gamma_and_gammaln_at_poles_and_overflow_give_cs_values():
     np.testing.assert_allclose(gamma[7], -2 * np.sqrt(np.pi))
     np.testing.assert_array_equal(gammaln[:6], [np.inf] * 6)
     np.testing.assert_allclose(gammaln[6:], [711.71472580229, np.log(2 * np.sqrt(np.pi))])
+
+
+def test_gamma_and_gammaln_gradients_at_the_poles_are_mxnets():
+    """MXNet's digamma is +inf at the poles: gamma's gradient is +-inf at +-0 (NaN at the
+    negative integers, where gamma is NaN), gammaln's is inf at every pole."""
+    import dagnet as mx
+
+    x = mx.nd.array([0.0, -0.0, -1.0, -2.0], dtype="float64")
+    x.attach_grad()
+    with np.errstate(all="ignore"):
+        with mx.autograd.record():
+            y = mx.nd.gamma(x)
+        y.backward()
+        np.testing.assert_array_equal(x.grad.asnumpy(), [np.inf, -np.inf, np.nan, np.nan])
+        with mx.autograd.record():
+            y = mx.nd.gammaln(x)
+        y.backward()
+        np.testing.assert_array_equal(x.grad.asnumpy(), [np.inf] * 4)

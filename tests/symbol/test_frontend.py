@@ -60,3 +60,12 @@ def test_unknown_name_suggests_close_names():
     assert not hasattr(mx.sym, "no_such_operator")
     with pytest.raises(AttributeError):
         _ = mx.sym.__no_such_dunder__
+
+
+def test_symbol_functions_take_out_and_ignore_it():
+    """MXNet's mx.sym functions have the NDArray functions' ``out=``, which means nothing for
+    a symbol: the node is the same as without it."""
+    a, b = mx.sym.Variable("a"), mx.sym.Variable("b")
+    with_out = mx.sym.elemwise_add(a, b, out=a, name="s")
+    assert with_out.list_arguments() == ["a", "b"]
+    assert with_out.tojson() == mx.sym.elemwise_add(a, b, name="s").tojson()

@@ -24,7 +24,8 @@ from .._errors import ContextError, DagnetError, DTypeError, OperatorError, Shap
 from ..context import Context
 from ..ndarray import NDArray, wrap_chunk
 from ..ndarray import zeros as _zeros
-from ..ndarray.sparse import check_storage
+from ..ndarray.sparse import check_storage, is_sparse
+from ..ndarray.sparse import zeros as _sparse_zeros
 from ..operator import shape_is_known
 from ..runtime import device_of
 from ..symbol import expand_deferred, has_deferred
@@ -35,6 +36,7 @@ from ._graph import GRAD_REQS, build_graph
 from ._graph_passes import run_graph_passes
 from ._placement import check_group2ctx, input_contexts, place_nodes
 from ._shared_arrays import ArraySource
+from ._storage_types import gradient_stypes
 
 __all__ = ["simple_bind", "bind", "reshape"]
 
@@ -50,7 +52,8 @@ def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: d
     names, on that group's device -- and bind them.  ``shared_exec`` lends its
     inner memory; with ``shared_buffer`` it also lends the arrays of
     ``shared_arg_names`` and the other arguments come from the buffer (see
-    :mod:`._shared_arrays`)."""
+    :mod:`._shared_arrays`).  An argument whose gradient its operators declare sparse
+    (``Embedding`` with ``sparse_grad``) gets a sparse gradient array, as in MXNet."""
     dev = _device(ctx)
     group2ctx = check_group2ctx(group2ctx)
     # as MXNet, keyword values that are not shapes (an op's axis=, mode= ...) are ignored
@@ -66,10 +69,14 @@ def simple_bind(symbol: Any, ctx: Context, grad_req: Any = "write", type_dict: d
     reqs = _grad_reqs(symbol, grad_req)
 
     source = ArraySource(shared_exec, shared_arg_names, shared_buffer)
+    sparse_grads = gradient_stypes(symbol, {})
     args, grads = [], []
     for node, where, req in zip(arg_nodes, arg_ctxs, reqs):
-        arg, grad = source.argument(node.name, entry_shapes[(node, 0)],
-                                    entry_dtypes[(node, 0)], where, req != "null")
+        shape, dtype = entry_shapes[(node, 0)], entry_dtypes[(node, 0)]
+        arg, grad = source.argument(node.name, shape, dtype, where, req != "null")
+        stype = sparse_grads.get(node.name)
+        if grad is not None and stype is not None and grad.stype != stype:
+            grad = _sparse_zeros(stype, shape, ctx=where, dtype=dtype)
         args.append(arg)
         grads.append(grad)
     aux = [source.auxiliary(n.name, entry_shapes[(n, 0)], entry_dtypes[(n, 0)], where)
@@ -85,7 +92,8 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
     ``aux_states``) as lists in ``list_arguments`` (``list_auxiliary_states``)
     order or dicts by name.  Arguments without a gradient array get none,
     whatever ``grad_req`` says (one with ``null`` keeps its array, untouched); without
-    ``args_grad`` there is no backward pass.  The arrays must be on ``ctx`` unless
+    ``args_grad`` there is no backward pass.  Sparse arrays stay the executor's arrays
+    (see :mod:`._storage_types`).  The arrays must be on ``ctx`` unless
     ``group2ctx`` is given; then each lives where it is, and the nodes that use it
     read a copy where they run on another device."""
     dev = _device(ctx)
@@ -108,11 +116,7 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
                                    f"executor binds to {dev.ctx}; move it with "
                                    f".as_in_context({dev.ctx}), or place the graph's nodes "
                                    f"on several devices with group2ctx")
-    sparse_grads = [(i, g) for i, g in enumerate(grad_arrays)
-                    if g is not None and g.stype != "default"]
     _check_storage(symbol, dict(zip(names + aux_names, arg_arrays + aux_arrays)))
-    arg_arrays, grad_arrays, aux_arrays = (_dense(arg_arrays), _dense(grad_arrays),
-                                           _dense(aux_arrays))
     reqs = [r if g is not None else "null" for r, g in zip(_grad_reqs(symbol, grad_req),
                                                            grad_arrays)]
     given = {n: a.shape for n, a in zip(names + aux_names, arg_arrays + aux_arrays)}
@@ -123,11 +127,8 @@ def bind(symbol: Any, ctx: Context, args: Any, args_grad: Any = None, grad_req: 
                              f"{grad.shape} but the argument has shape {array.shape}")
     types = {n: a.dtype for n, a in zip(names + aux_names, arg_arrays + aux_arrays)}
     entry_dtypes = _complete_dtypes(symbol, types, "bind")
-    executor = _make(symbol, dev, entry_shapes, entry_dtypes, arg_arrays, grad_arrays,
-                     aux_arrays, reqs, shared_exec, group2ctx)
-    # a sparse gradient array given to bind receives each backward pass's gradient, cast
-    executor._sparse_grads = [(target, grad_arrays[i]) for i, target in sparse_grads]
-    return executor
+    return _make(symbol, dev, entry_shapes, entry_dtypes, arg_arrays, grad_arrays, aux_arrays,
+                 reqs, shared_exec, group2ctx)
 
 
 def reshape(executor: Executor, partial_shaping: bool, allow_up_sizing: bool,
@@ -156,7 +157,10 @@ def reshape(executor: Executor, partial_shaping: bool, allow_up_sizing: bool,
                     f"reshape: the new shape {new_shape} of {name!r} is larger than the "
                     f"original {array.shape}; bind the largest shapes first and reshape down, "
                     f"or pass allow_up_sizing=True to allocate new arrays")
-            return _zeros(new_shape, ctx=array.context, dtype=array.dtype)
+            return _zeros(new_shape, ctx=array.context, dtype=array.dtype,
+                          stype=array.stype)
+        if is_sparse(array):  # no memory to view: a new (empty) sparse array
+            return _sparse_zeros(array.stype, new_shape, ctx=array.context, dtype=array.dtype)
         # a smaller array views the start of the original's memory, as MXNet's does
         return wrap_chunk(array._chunk, array._offset, tuple(new_shape), array._dtype)
 
@@ -315,8 +319,7 @@ def _arrays(value: Any, names: list[str], what: str, kind: str, required: bool) 
 
 def _check_storage(symbol: Any, bound: dict[str, NDArray]) -> None:
     """Each operator that reads a bound sparse array directly may refuse that storage
-    (MXNet's storage-type inference at bind); the executor computes every other value
-    densely, so operator outputs count as dense."""
+    (MXNet's storage-type inference at bind)."""
     if all(a.stype == "default" for a in bound.values()):
         return
     for node in symbol._nodes():
@@ -330,9 +333,3 @@ def _check_storage(symbol: Any, bound: dict[str, NDArray]) -> None:
             raise type(error)(f"bind: operator {node.name!r} ({node.op.name}): {error}") \
                 from None
 
-
-def _dense(arrays: list) -> list:
-    """Executors compute densely (MXNet's storage fallback): a sparse array is bound as a
-    dense copy, which the executor's arg/grad/aux array then is."""
-    return [a.tostype("default") if a is not None and a.stype != "default" else a
-            for a in arrays]

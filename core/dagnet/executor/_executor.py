@@ -14,6 +14,11 @@ With ``group2ctx`` the steps run on several devices: each is pushed to its own
 device, a bulk never spans two, and the copies between devices are steps of
 their own (see :mod:`._cross_device`); the memory plan keeps each device's
 blocks apart.
+
+Sparse arrays bound to the executor stay the user's (``arg_arrays``,
+``grad_arrays``), with dense stand-ins in the buffers; where the bound storage
+types make an operator's results sparse, its step runs the operator's sparse
+implementation and the entry is a sparse array (see :mod:`._storage_types`).
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import autograd
 from .. import config as _config
 from .._errors import OperatorError, ShapeError, UnknownNameError
 from ..engine import FnProperty
-from ..ndarray import NDArray, copy_function, new_array, push_copy, wrap_chunk
+from ..ndarray import NDArray, PreparedCall, copy_function, new_array, push_copy, wrap_chunk
+from ..ndarray.sparse import dispatch, is_sparse, new_sparse
 from ..operator import OpReqType
 from ..runtime import (
     EngineFunction,
@@ -41,6 +48,7 @@ from ..runtime import (
 )
 from ._graph import COPY, CROSS_COPY, INNER, OP, OUTPUT, ZERO, Graph
 from ._plan import Plan, plan_memory
+from ._storage_types import plan_storage
 
 __all__ = ["Executor", "UnknownArgumentError", "UnknownParameterError"]
 
@@ -63,9 +71,6 @@ class Executor:
     it with :meth:`forward` and :meth:`backward`.  Make one with
     ``symbol.simple_bind`` or ``symbol.bind``."""
 
-    # (sparse array given to bind, the dense gradient array standing in for it)
-    _sparse_grads: list = []
-
     def __init__(self, symbol: Any, dev: Any, graph: Graph, arg_arrays: list[NDArray],
                  grad_arrays: list[NDArray | None], aux_arrays: list[NDArray],
                  grad_reqs: list[str], shared_exec: Executor | None = None,
@@ -82,6 +87,12 @@ class Executor:
         self._arg_names = symbol.list_arguments()
         self._aux_names = symbol.list_auxiliary_states()
         self._monitor: tuple[Callable[[str, NDArray], None], bool] | None = None
+        self._stypes = plan_storage(graph, [a.stype for a in self.arg_arrays],
+                                    [a.stype for a in self.aux_arrays])
+        # buffer -> the sparse array the user sees for it (a bound sparse array, or a sparse
+        # entry's); the buffer itself holds a dense form
+        self._sparse: dict[int, NDArray] = {}
+        self._standins: dict[int, NDArray] = {}
         eng = current_engine()
         shared = shared_exec._storages if isinstance(shared_exec, Executor) else []
         self._plan: Plan = plan_memory(graph, bool(_config.get("memory_plan")),
@@ -92,7 +103,7 @@ class Executor:
             for size, where in zip(plan.sizes[plan.num_shared:], plan.devices[plan.num_shared:])]
         self._arrays = self._buffer_arrays(
             eng, shared_exec.outputs if isinstance(shared_exec, Executor) else [])
-        self.outputs = [self._arrays[b] for b in graph.outputs]
+        self.outputs = [self._visible(b) for b in graph.outputs]
         self._heads = [None if h is None else self._arrays[h] for h in graph.heads]
         self._operators: dict[tuple[bool, bool, int, int], list[Any]] = {}
         # the sets of gradient arrays backward passes wrote into, by version (see
@@ -110,14 +121,18 @@ class Executor:
         graph = self._graph
         arrays: list[Any] = [None] * len(graph.buffers)
         for b, array in zip(graph.args, self.arg_arrays):
-            arrays[b] = array
+            self._bound(arrays, b, array)
         for b, array in zip(graph.aux, self.aux_arrays):
-            arrays[b] = array
+            self._bound(arrays, b, array)
         for b, array in zip(graph.grads, self.grad_arrays):
             if b is not None:
-                arrays[b] = array
+                self._bound(arrays, b, array)
         views: dict[tuple, NDArray] = {}
         for buffer in graph.buffers:
+            stype = self._stypes.stypes.get(buffer.index)
+            if stype is not None and buffer.index not in self._sparse:  # a sparse entry
+                self._sparse[buffer.index] = new_sparse(stype, buffer.shape, buffer.dtype,
+                                                        device_of(buffer.device))
             if arrays[buffer.index] is not None:
                 continue
             if buffer.kind == INNER:
@@ -136,6 +151,26 @@ class Executor:
                 arrays[buffer.index] = array
         return arrays
 
+    def _bound(self, arrays: list[Any], b: int, array: NDArray) -> None:
+        """Bind the user's ``array`` to buffer ``b``: a dense one is the buffer, a sparse
+        one gets a dense stand-in (refreshed from it, or cast into it, around each pass)."""
+        if not is_sparse(array):
+            arrays[b] = array
+            self._sparse.pop(b, None)
+            return
+        standin = self._standins.get(b)
+        if standin is None:
+            buffer = self._graph.buffers[b]
+            standin = self._standins[b] = new_array(buffer.shape, buffer.dtype,
+                                                    device_of(buffer.device))
+            standin._xp()[...] = 0
+        arrays[b] = standin
+        self._sparse[b] = array
+
+    def _visible(self, b: int) -> NDArray:
+        """The array the user sees for buffer ``b``: its sparse array, if it has one."""
+        return self._sparse.get(b, self._arrays[b])
+
     # -- the steps as engine operators ---------------------------------------------------
     def _program(self, backward: bool, is_train: bool, bulk: int | None = None) -> list[Any]:
         """The engine operators of one pass, built once per pass and mode.
@@ -145,7 +180,8 @@ class Executor:
         as MXNet's bulk execution does: a chain cannot run in parallel anyway, and
         one push instead of many saves the engine's per-operation cost.  Steps off
         the chain, such as parallel branches, start a new operator, and so do steps
-        on another device.  Returns (operator, context to push it to) pairs."""
+        on another device.  Returns (operator, context to push it to) pairs; a step run
+        by a sparse implementation is (function that pushes its work, None)."""
         bulk = int(_config.get("exec_bulk_size")) if bulk is None else bulk
         key = (backward, is_train, bulk, self._grad_version if backward else 0)
         program = self._operators.get(key)
@@ -153,10 +189,18 @@ class Executor:
             graph = self._graph
             first = graph.num_forward if backward else 0
             last = len(graph.steps) if backward else graph.num_forward
-            pushables = [self._step_function(i, graph.steps[i], is_train)
-                         for i in range(first, last)]
             eng = current_engine()
-            program = [_bulked_operator(eng, segment) for segment in _chains(pushables, bulk)]
+            program = []
+            pushables: list[_Pushable] = []
+            for i in range(first, last + 1):
+                if i < last and i not in self._stypes.sparse_steps:
+                    pushables.append(self._step_function(i, graph.steps[i], is_train))
+                    continue
+                program += [_bulked_operator(eng, segment)
+                            for segment in _chains(pushables, bulk)]
+                pushables = []
+                if i < last:
+                    program.append((self._sparse_step(graph.steps[i], is_train), None))
             self._operators[key] = program
         return program
 
@@ -187,6 +231,34 @@ class Executor:
         return _Pushable(EngineFunction(fn, reads, writes, step.name), dev.ctx, _NORMAL,
                          [arrays[b]._chunk.var for b in step.inputs])
 
+    def _sparse_step(self, step: Any, is_train: bool) -> Callable[[], None]:
+        """A function running ``step``'s operator on the sparse arrays of its sparse
+        entries (and the dense buffers of the others) by its sparse implementation,
+        then filling the dense buffers of its sparse results that other steps read."""
+        call = PreparedCall(step.op, step.attrs)
+        inputs = [self._visible(b) for b in step.inputs]
+        outputs = [self._visible(b) for b in step.outputs]
+        out = outputs if len(outputs) > 1 else outputs[0]
+        densify = [(self._sparse[b], self._arrays[b]) for b in step.outputs
+                   if b in self._sparse and b in self._stypes.dense_reads]
+        ctx = step.device
+
+        def run() -> None:
+            with autograd.pause(train_mode=is_train):
+                dispatch(call, inputs, out, ctx)
+            for values, dense in densify:
+                values.copyto(dense)
+
+        return run
+
+    def _run(self, program: list[Any]) -> None:
+        push = current_engine().push
+        for opr, ctx in program:
+            if ctx is None:
+                opr()
+            else:
+                push(opr, ctx)
+
     # -- running -----------------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the forward pass (``is_train``: training mode, as for Dropout and
@@ -194,19 +266,20 @@ class Executor:
         the arguments of those names first.  Returns :attr:`outputs`."""
         if kwargs:
             self._copy_in(kwargs)
-        eng = current_engine()
+        graph = self._graph
+        for b in graph.args + graph.aux:  # sparse arguments: their dense stand-ins
+            if b in self._sparse and b in self._stypes.dense_reads:
+                self._sparse[b].copyto(self._arrays[b])
         if self._monitor is None:
-            push = eng.push
-            for opr, ctx in self._program(False, bool(is_train)):
-                push(opr, ctx)
+            self._run(self._program(False, bool(is_train)))
         else:
-            self._monitored_forward(eng, bool(is_train))
+            self._monitored_forward(bool(is_train))
         return self.outputs
 
-    def _monitored_forward(self, eng: Any, is_train: bool) -> None:
+    def _monitored_forward(self, is_train: bool) -> None:
         callback, monitor_all = self._monitor
-        graph, arrays = self._graph, self._arrays
-        for step, (opr, ctx) in zip(graph.steps, self._program(False, is_train, bulk=1)):
+        graph, arrays = self._graph, [self._visible(b) for b in range(len(self._arrays))]
+        for step, item in zip(graph.steps, self._program(False, is_train, bulk=1)):
             node = step.node
             if monitor_all and node is not None:
                 # before the node runs (its auxiliary states are still the old ones), as
@@ -216,7 +289,7 @@ class Executor:
                     if source.is_variable:
                         callback(source.name, arrays[b])
                     callback(f"{node.name}_{name}", arrays[b])
-            eng.push(opr, ctx)
+            self._run([item])
             if node is None:  # a copy between devices
                 continue
             for name, b in zip(node.output_names(), step.outputs):  # hidden ones too
@@ -233,16 +306,17 @@ class Executor:
         if graph.backward_error is not None:
             raise OperatorError(f"backward is not possible: {graph.backward_error}")
         self._copy_heads(out_grads)
-        eng = current_engine()
+        sparse_grads = [(self._sparse[b], self._arrays[b], req)
+                        for b, req in zip(graph.grads, self._grad_reqs) if b in self._sparse]
+        for values, dense, req in sparse_grads:  # grad_req 'add' adds to their values
+            if req == "add":
+                values.copyto(dense)
         if self._monitor is not None:
-            self._monitored_backward(eng, bool(is_train))
+            self._monitored_backward(current_engine(), bool(is_train))
         else:
-            push = eng.push
-            for opr, ctx in self._program(True, bool(is_train)):
-                push(opr, ctx)
-        for target, dense in self._sparse_grads:  # sparse gradient arrays given to bind
-            if any(g is dense for g in self.grad_arrays):
-                dense.copyto(target)
+            self._run(self._program(True, bool(is_train)))
+        for values, dense, _ in sparse_grads:
+            dense.copyto(values)
 
     def _monitored_backward(self, eng: Any, is_train: bool) -> None:
         # each backward operator's results are named <node>_backward_<input>, as MXNet does
@@ -296,7 +370,7 @@ class Executor:
         self.grad_arrays = self._grad_sets[version]
         for b, array in zip(self._graph.grads, self.grad_arrays):
             if b is not None:
-                self._arrays[b] = array
+                self._bound(self._arrays, b, array)
 
     def _copy_heads(self, out_grads: Any) -> None:
         names = self._graph.output_names
@@ -545,7 +619,7 @@ def _fan_out(pushables: list[_Pushable]) -> list[int]:
 def _fits(buffer: Any, shared_outputs: list[NDArray]) -> bool:
     """Whether output ``buffer`` can view the shared executor's output of its position:
     the same dtype and device, no more bytes, and that output contiguous."""
-    if buffer.position >= len(shared_outputs):
+    if buffer.position >= len(shared_outputs) or is_sparse(shared_outputs[buffer.position]):
         return False
     old = shared_outputs[buffer.position]
     return (old._dtype == buffer.dtype and old._strides is None and old.context == buffer.device
@@ -577,11 +651,12 @@ def _helper_fn(kind: str, ins: list, outs: list) -> Callable[[Any], None]:
 
 
 def _copy_into(value: Any, target: NDArray) -> None:
-    """Copy an NDArray (any device, converting dtype; a sparse one densified) or host values
-    into ``target``."""
+    """Copy an NDArray (any device, converting dtype and storage type) or host values into
+    ``target``."""
     if isinstance(value, NDArray):
-        if value.stype != "default":
-            value.copyto(target)  # a cast into the dense target
+        if value.stype != "default" or target.stype != "default":
+            if value is not target:
+                value.copyto(target)  # a cast into the target's storage type
         elif value is not target:
             push_copy(value, target)
     else:

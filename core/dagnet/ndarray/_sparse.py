@@ -108,6 +108,24 @@ class BaseSparseNDArray(NDArray):
     def _aux_type(self, i: int) -> type:
         return AUX_DTYPE.type
 
+    # as MXNet's sparse arrays: with an array of the same shape ``+``, ``-`` and ``*`` take
+    # the elemwise_* operators (which keep sparse storage), else broadcast_*; ``/`` is
+    # NDArray's (broadcast_div)
+    def _same_shape_op(self, other: Any, same: str, broadcast: str, scalar: str) -> Any:
+        from ._invoke import binary
+
+        op = same if isinstance(other, NDArray) and other.shape == self._shape else broadcast
+        return binary(self, other, op, scalar)
+
+    def __add__(self, other: Any) -> Any:
+        return self._same_shape_op(other, "elemwise_add", "broadcast_add", "_plus_scalar")
+
+    def __sub__(self, other: Any) -> Any:
+        return self._same_shape_op(other, "elemwise_sub", "broadcast_sub", "_minus_scalar")
+
+    def __mul__(self, other: Any) -> Any:
+        return self._same_shape_op(other, "elemwise_mul", "broadcast_mul", "_mul_scalar")
+
     def __repr__(self) -> str:
         shape = "x".join(str(d) for d in self._shape)
         return f"\n<{type(self).__name__} {shape} @{self.context}>"

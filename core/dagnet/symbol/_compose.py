@@ -94,6 +94,8 @@ def apply_op(called: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     op = get_op(called)
     name = kwargs.pop("name", None)
     attr = kwargs.pop("attr", None)
+    if "out" not in op.params.fields():
+        kwargs.pop("out", None)  # MXNet's symbol functions take out= and ignore it
     if attr is not None and not isinstance(attr, dict):
         raise SymbolArgumentError(f"operator {op.name!r}: attr= must be a dict of strings, got "
                                   f"{type(attr).__name__}")

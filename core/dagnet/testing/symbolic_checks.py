@@ -71,25 +71,27 @@ def _bind_inputs(sym: Any, location: Any, aux_states: Any, ctx: Context | None,
 
 def symbolic_forward(sym: Any, location: Any, expected: Any, rtol: float, atol: float | None,
                      aux_states: Any, ctx: Context | None, equal_nan: bool,
-                     dtype: Any) -> list[np.ndarray]:
+                     dtype: Any) -> list[Any]:
     """See :func:`dagnet.test_utils.check_symbolic_forward`."""
     from ..test_utils import assert_almost_equal
 
     ctx, args, aux = _bind_inputs(sym, location, aux_states, ctx, dtype)
     executor = sym.bind(ctx, args=args, aux_states=aux)
-    outputs = [o.asnumpy() for o in executor.forward(is_train=False)]
+    outputs = executor.forward(is_train=False)
     names = sym.list_outputs()
     wanted = _by_name(expected, names, "expected")
     for name, got in zip(names, outputs):
-        assert_almost_equal(got, _host(wanted[name]), rtol=rtol, atol=atol,
+        assert_almost_equal(got.asnumpy(), _host(wanted[name]), rtol=rtol, atol=atol,
                             names=(f"output {name!r}", "expected"), equal_nan=equal_nan)
     return outputs
 
 
 def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rtol: float,
                       atol: float | None, aux_states: Any, grad_req: Any, ctx: Context | None,
-                      equal_nan: bool, dtype: Any) -> dict[str, np.ndarray]:
+                      equal_nan: bool, dtype: Any,
+                      grad_stypes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """See :func:`dagnet.test_utils.check_symbolic_backward`."""
+    from .. import ndarray
     from ..test_utils import assert_almost_equal
 
     ctx, args, aux = _bind_inputs(sym, location, aux_states, ctx, dtype)
@@ -97,6 +99,10 @@ def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rt
               _by_name(expected, sym.list_arguments(), "expected", complete=False).items()}
     initial = {k: np.random.normal(size=v.shape) for k, v in wanted.items()}
     grads = _ndarrays(initial, ctx, dtype)
+    for name, stype in dict(grad_stypes or {}).items():
+        if name in grads and stype not in (None, "default"):  # sparse: start at zero
+            grads[name] = ndarray.sparse.zeros(stype, grads[name].shape, ctx=ctx,
+                                               dtype=grads[name].dtype)
     initial = {k: g.asnumpy() for k, g in grads.items()}  # the start, rounded to dtype
     reqs = {k: grad_req for k in wanted} if isinstance(grad_req, str) else dict(grad_req)
     executor = sym.bind(ctx, args=args, args_grad=grads, grad_req=reqs, aux_states=aux)
@@ -113,7 +119,7 @@ def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rt
     executor.backward(out_grads)
     result = {}
     for name, want in wanted.items():
-        got = executor.grad_dict[name].asnumpy()
+        got = grads[name].asnumpy()
         req = reqs.get(name, "null")
         if req == "add":
             want = initial[name] + want
@@ -122,7 +128,7 @@ def symbolic_backward(sym: Any, location: Any, out_grads: Any, expected: Any, rt
         assert_almost_equal(got, want, rtol=rtol, atol=atol,
                             names=(f"gradient of {name!r} (grad_req={req})", "expected"),
                             equal_nan=equal_nan)
-        result[name] = got
+        result[name] = grads[name]
     return result
 
 
@@ -162,8 +168,7 @@ def check_symbol_numeric_gradient(sym: Any, location: Any, aux_states: Any, nume
         if unknown:
             raise ValueError(f"check_numeric_gradient: grad_stype_dict names unknown storage "
                              f"types {unknown}; use 'default', 'row_sparse' or 'csr'")
-        # the executor's gradients are dense (sparse storage falls back); their values are
-        # what a gradient array of any storage type holds, so the comparison is the same
+        # the gradients are compared by value, whatever their storage type
     eps = _by_dtype(numeric_eps, default_numeric_eps(), dtype)
     if dtype != np.float64 and eps < 1e-5:
         raise AssertionError(f"check_numeric_gradient: numeric_eps={eps:g} is too small for "
@@ -291,19 +296,28 @@ class _LossChange:
     def central_differences(self, name: str, eps: float) -> np.ndarray:
         """d loss / d x for every element x of argument ``name``: the loss at x + eps/2
         minus the loss at x - eps/2, over eps, the outputs subtracted before they are
-        projected (so equal parts cancel exactly)."""
+        projected (so equal parts cancel exactly).  A sparse argument is moved on a dense
+        copy, cast back into it for each pass."""
         target = self._executor.arg_dict[name]
-        flat_target = target.reshape(-1)
-        values = target.asnumpy().reshape(-1)
+        sparse = target.stype != "default"
+        work = target.tostype("default") if sparse else target
+        flat_work = work.reshape(-1)
+
+        def move(j: int, value: Any) -> None:
+            flat_work[j] = value
+            if sparse:
+                work.copyto(target)
+
+        values = work.asnumpy().reshape(-1)
         dtype = values.dtype.type
         half = eps / 2
         numeric = np.empty(values.size, np.float64)
         for j, value in enumerate(values.tolist()):
-            flat_target[j] = dtype(value + half)
+            move(j, dtype(value + half))
             plus = self._outputs()
-            flat_target[j] = dtype(value - half)
+            move(j, dtype(value - half))
             minus = self._outputs()
-            flat_target[j] = values[j]
+            move(j, values[j])
             numeric[j] = sum(float(np.dot(np.subtract(p, m, dtype=np.float64), w))
                              for p, m, w in zip(plus, minus, self._projections)) / eps
         return numeric.reshape(target.shape)

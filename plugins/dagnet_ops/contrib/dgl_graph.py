@@ -10,9 +10,10 @@
   numbered 0, 1, ... in row-major order; with ``return_mapping`` also the same subgraph
   carrying the original edge ids.
 
-On CSR input (what MXNet accepts) the results keep every stored edge, a stored 0 included;
-the dense kernels, which graphs and the conformance suite run, read a dense matrix's
-nonzero entries as its edges and return the dense view of the CSR result.  None of them
+On CSR input (what MXNet accepts), imperative or bound in a graph, the results keep every
+stored edge, a stored 0 included, and are CSR (edge_id's dense); the dense kernels, which
+dense input and the conformance suite run, read a dense matrix's nonzero entries as its
+edges and return the dense view of the CSR result.  None of them
 is differentiable (edge ids are labels): their gradient is zero, as MXNet has none.
 """
 
@@ -298,6 +299,16 @@ OPS = [
                    "the same subgraphs holding the original edge ids.  Gradient zero."),
 ]
 
-sparse.register_storage_impl(_EDGE_ID, _edge_id_impl)
-sparse.register_storage_impl(_ADJACENCY, _adjacency_impl)
-sparse.register_storage_impl(_SUBGRAPH, _subgraph_impl)
+
+
+def _on_csr(outputs):
+    """The storage rule of an operator of a CSR graph (its first input)."""
+    return lambda attrs, stypes: outputs(attrs) if stypes[0] == "csr" else None
+
+
+sparse.register_storage_impl(_EDGE_ID, _edge_id_impl,
+                             infer_storage=_on_csr(lambda attrs: ["default"]))
+sparse.register_storage_impl(_ADJACENCY, _adjacency_impl,
+                             infer_storage=_on_csr(lambda attrs: ["csr"]))
+sparse.register_storage_impl(_SUBGRAPH, _subgraph_impl,
+                             infer_storage=_on_csr(lambda attrs: ["csr"] * _num_outputs(attrs)))

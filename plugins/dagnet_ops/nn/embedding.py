@@ -33,7 +33,8 @@ class EmbeddingParam(Params):
     dtype = Field(DType, "float32", "dtype of the weight and the output when the weight's is "
                                     "unknown", choices=("bfloat16", "float16", "float32", "float64",
                                                         "int32", "int64", "int8", "uint8"))
-    sparse_grad = Field(bool, False, "accepted for MXNet compatibility (the gradient is dense)")
+    sparse_grad = Field(bool, False, "the weight's gradient is row_sparse: simple_bind "
+                                     "allocates it so (the values are the dense gradient's)")
 
 
 def _infer_shape(attrs, ins, outs):

@@ -16,11 +16,19 @@ graphs) and a sparse implementation:
 - ``_contrib_SparseEmbedding`` (``contrib.SparseEmbedding``): ``Embedding`` whose
   weight MXNet keeps row_sparse; here it computes as ``Embedding`` (a sparse weight
   falls back to dense).
+- ``_scatter_elemwise_div``, ``_scatter_plus_scalar``, ``_scatter_minus_scalar``
+  (MXNet's ``elemwise_scatter_op.cc``): ``elemwise_div``, ``_plus_scalar`` and
+  ``_minus_scalar`` on dense arrays (the same records under other names: kernels,
+  gradients, conformance domains); on a sparse lhs they compute only where the lhs
+  stores values and keep its storage (a row_sparse lhs for the division, row_sparse or
+  csr for the scalar ones), leaving every other element zero.
 
 Sparse implementations (:func:`dagnet.ndarray.sparse.register_storage_impl`) of
 ``dot`` (csr lhs: dense result; ``transpose_a``: row_sparse result), the
-same-shape elementwise operators (``elemwise_add``/``sub``/``mul``, ``add_n``,
-``broadcast_*`` of equal shapes), multiplication and division by a scalar, the
+same-shape elementwise operators that keep sparse storage in MXNet 1.9.1
+(``elemwise_add``/``sub``/``mul``, ``_maximum``/``_minimum``/``_hypot``,
+``add_n``; ``broadcast_mul``/``div`` of a csr matrix by a dense array broadcast to its
+shape), multiplication and division by a scalar, the
 unary operators that map zero to zero (``square``, ``sqrt``, ``abs``, ``sign``,
 ``relu`` ...), ``zeros_like``, row ``slice`` of a csr matrix and ``take`` of its
 rows, ``contrib.quadratic`` of a csr matrix with ``c == 0``.  Anything else falls back to
@@ -57,6 +65,7 @@ from ..nn.embedding import (
     embedding_rows,
 )
 from . import _sampling as S
+from . import elemwise_binary, scalar
 from ._common import backward_op, first_input_type, put, same_shape, scatter_add
 from .reduce import reduction
 
@@ -221,7 +230,25 @@ BackwardSparseEmbedding = replace(
     BackwardEmbedding, name="_backward_SparseEmbedding", params=SparseEmbeddingParam,
     forward_op="_contrib_SparseEmbedding", compute={XP: _sparse_embedding_backward})
 
+# -- the scatter operators: dense records of other names ----------------------------------------
+def _renamed(ops: list[Op], name: str, new_name: str, sparse_desc: str) -> Op:
+    """The forward record ``name`` of ``ops`` as operator ``new_name`` (same gradient)."""
+    record = next(op for op in ops if op.name == name)
+    return replace(record, name=new_name, aliases=(),
+                   description=f"{record.description}\n\n{sparse_desc}")
+
+
+_SCATTERED = ("Only the values the sparse lhs stores are computed: the result keeps the "
+              "lhs's {}storage, every other element zero.  Dense inputs compute as ``{}``.")
+
 OPS: list[Op] = [
+    _renamed(elemwise_binary.OPS, "elemwise_div", "_scatter_elemwise_div",
+             _SCATTERED.format("row_sparse ", "elemwise_div")
+             + "  Other storage types compute densely."),
+    _renamed(scalar.OPS, "_plus_scalar", "_scatter_plus_scalar",
+             _SCATTERED.format("row_sparse or csr ", "_plus_scalar")),
+    _renamed(scalar.OPS, "_minus_scalar", "_scatter_minus_scalar",
+             _SCATTERED.format("row_sparse or csr ", "_minus_scalar")),
     SparseEmbedding,
     BackwardSparseEmbedding,
     Op("cast_storage", params=CastStorageParam, input_names=["data"],
@@ -260,6 +287,24 @@ OPS: list[Op] = [
 
 
 # -- sparse implementations ------------------------------------------------------------------
+# Each implementation is registered with its storage rule (MXNet's FInferStorageType): the
+# output storage types for the input storage types it computes sparsely, or None to leave
+# the call to the dense fallback.  The rule decides for imperative calls and bound graphs
+# alike; a compute function meets only inputs its rule accepted.
+def _register(name: str, compute, rule, dense_inputs: bool = False) -> None:
+    def impl(call, inputs, out):
+        if rule(call.attrs, [a.stype for a in inputs]) is None:
+            return NotImplemented
+        return compute(call, inputs, out)
+
+    sparse.register_storage_impl(name, impl, dense_inputs=dense_inputs, infer_storage=rule)
+
+
+def _same_sparse(attrs, stypes):
+    """A sparse input keeps its storage (an operator mapping 0 to 0)."""
+    return [stypes[0]] if stypes[0] != "default" else None
+
+
 def _finish(result: NDArray, out: Any) -> Any:
     if out is None:
         return result
@@ -274,10 +319,12 @@ def _cast_storage_impl(call, inputs, out):
     return _finish(inputs[0].tostype(call.attrs.stype), out)
 
 
+def _retain_rule(attrs, stypes):
+    return ["row_sparse"] if stypes == ["row_sparse", "default"] else None
+
+
 def _retain_impl(call, inputs, out):
     data, indices = inputs
-    if data.stype != "row_sparse" or indices.stype != "default":
-        return NotImplemented
     result = sparse.new_sparse("row_sparse", data.shape, data.dtype, data._chunk.dev)
     wanted = indices._xp()
 
@@ -302,10 +349,19 @@ def _dense_of(xp, array_stype, shape, dtype, values, aux):
     return dense
 
 
+def _dot_rule(attrs, stypes):
+    """A csr lhs: a dense result, row_sparse with ``transpose_a``; ``forward_stype``
+    overrides."""
+    if stypes[0] != "csr" or attrs.transpose_b:
+        return None
+    natural = "row_sparse" if attrs.transpose_a else "default"
+    return [attrs.forward_stype or natural]
+
+
 def _dot_impl(call, inputs, out):
     lhs, rhs = inputs
     attrs = call.attrs
-    if lhs.stype != "csr" or attrs.transpose_b or rhs.ndim not in (1, 2):
+    if rhs.ndim not in (1, 2):
         return NotImplemented
     rhs = sparse.to_dense_array(rhs)
     if lhs.shape[1 if not attrs.transpose_a else 0] != rhs.shape[0]:
@@ -355,25 +411,53 @@ def _dot_impl(call, inputs, out):
     return _finish(result, out)
 
 
+# the elementwise binary functions with sparse implementations
+_BINARY = {
+    "add": lambda xp, a, b: a + b,
+    "sub": lambda xp, a, b: a - b,
+    "maximum": lambda xp, a, b: xp.maximum(a, b),
+    "minimum": lambda xp, a, b: xp.minimum(a, b),
+    "hypot": lambda xp, a, b: xp.hypot(a, b),
+    "mul": lambda xp, a, b: a * b,
+    "div": lambda xp, a, b: a / b,
+}
+
+
+def _union_rule(attrs, stypes):
+    """A function mapping (0, 0) to 0 keeps a storage both sides share (the rows, or
+    entries, either side stores)."""
+    ls, rs = stypes
+    return [ls] if ls == rs != "default" else None
+
+
+def _mul_rule(attrs, stypes):
+    """A product keeps the storage of a sparse side times one of its storage or dense."""
+    ls, rs = stypes
+    sparse_side = rs if ls == "default" else ls
+    return [sparse_side] if sparse_side != "default" and {ls, rs} <= {
+        sparse_side, "default"} else None
+
+
+def _csr_by_dense_rule(attrs, stypes):
+    """A csr matrix times (or over) a dense array broadcast to its shape stays csr."""
+    return ["csr"] if stypes == ["csr", "default"] else None
+
+
 def _binary(kind: str):
-    """Same-shape add/sub/mul/div keeping sparse storage where MXNet does."""
+    """Elementwise ``_BINARY[kind]`` of arrays of one shape (or a csr lhs and a dense rhs
+    broadcast to its shape), keeping sparse storage where MXNet does."""
+    fn = _BINARY[kind]
+
     def impl(call, inputs, out):
         lhs, rhs = inputs
-        if lhs.shape != rhs.shape:
-            return NotImplemented
+        if kind == "mul" and lhs.stype == "default":  # dense * sparse: the same product
+            lhs, rhs = rhs, lhs
         ls, rs = lhs.stype, rhs.stype
-        if kind in ("add", "sub"):
-            if ls != rs or ls == "default":
-                return NotImplemented
-            stype = ls
-        elif kind == "mul":
-            if ls == "default" or rs not in (ls, "default"):
-                return NotImplemented
-            stype = ls
-        else:  # div: csr / dense keeps csr
-            if ls != "csr" or rs != "default":
-                return NotImplemented
-            stype = "csr"
+        if lhs.shape != rhs.shape and not (
+                ls == "csr" and rs == "default" and rhs.ndim <= 2
+                and np.broadcast_shapes(lhs.shape, rhs.shape) == lhs.shape):
+            return NotImplemented
+        stype = ls
         shape, dtype = lhs.shape, lhs._dtype
         result = sparse.new_sparse(stype, shape, dtype, lhs._chunk.dev)
         rhs_view = rhs._xp() if rs == "default" else None
@@ -381,9 +465,9 @@ def _binary(kind: str):
         def compute(xp):
             lv, la = sparse.components(lhs)
             if stype == "csr" and rhs_view is not None:  # only the stored positions
-                at = rhs_view[xp.repeat(xp.arange(shape[0]), xp.diff(la[0])), la[1]]
-                sparse.set_components(result, lv * at if kind == "mul" else lv / at,
-                                      [a.copy() for a in la])
+                b = xp.broadcast_to(rhs_view, shape)
+                at = b[xp.repeat(xp.arange(shape[0]), xp.diff(la[0])), la[1]]
+                sparse.set_components(result, fn(xp, lv, at), [a.copy() for a in la])
                 return
             a = _dense_of(xp, ls, shape, dtype, lv, la)
             if rhs_view is not None:
@@ -391,13 +475,10 @@ def _binary(kind: str):
             else:
                 rv, ra = sparse.components(rhs)
                 b = _dense_of(xp, rs, shape, dtype, rv, ra)
-            c = (a + b if kind == "add" else a - b if kind == "sub" else a * b if kind == "mul"
-                 else a / b)
+            c = fn(xp, a, b)
             if stype == "row_sparse":
-                if kind in ("add", "sub") and rhs_view is None:
-                    keep = xp.union1d(la[0], sparse.components(rhs)[1][0])
-                else:
-                    keep = la[0]
+                keep = la[0] if rhs_view is not None or kind == "mul" else xp.union1d(
+                    la[0], sparse.components(rhs)[1][0])
                 keep = keep.astype(np.int64)
                 sparse.set_components(result, c[keep], [keep])
             else:
@@ -413,9 +494,11 @@ def _binary(kind: str):
     return impl
 
 
+def _add_n_rule(attrs, stypes):
+    return ["row_sparse"] if stypes and all(s == "row_sparse" for s in stypes) else None
+
+
 def _add_n_impl(call, inputs, out):
-    if not inputs or any(a.stype != "row_sparse" for a in inputs):
-        return NotImplemented
     shape, dtype = inputs[0].shape, inputs[0]._dtype
     if any(a.shape != shape for a in inputs):
         return NotImplemented
@@ -440,8 +523,6 @@ def _map_values(name: str, fn):
     """An operator mapping 0 to 0, applied to the stored values only."""
     def impl(call, inputs, out):
         (data,) = inputs
-        if data.stype == "default":
-            return NotImplemented
         result = sparse.new_sparse(data.stype, data.shape, data._dtype, data._chunk.dev)
         attrs = call.attrs
 
@@ -455,34 +536,62 @@ def _map_values(name: str, fn):
     return impl
 
 
-def _scalar_compare(name: str, fn):
+def _scalar_compare_rule(fn):
     """A comparison with a scalar whose result at 0 is 0 keeps the storage (MXNet's rule);
     otherwise every element changes and the fallback computes densely."""
-    keep = _map_values(name, lambda xp, v, a: fn(v, xp.asarray(a.scalar, v.dtype))
+    def rule(attrs, stypes):
+        if fn(np.zeros(()), np.asarray(attrs.scalar)):
+            return None
+        return _same_sparse(attrs, stypes)
+
+    return rule
+
+
+def _scalar_compare(name: str, fn):
+    return _map_values(name, lambda xp, v, a: fn(v, xp.asarray(a.scalar, v.dtype))
                        .astype(v.dtype))
 
-    def impl(call, inputs, out):
-        if fn(np.zeros((), inputs[0]._dtype), np.asarray(call.attrs.scalar)):
-            return NotImplemented
-        return keep(call, inputs, out)
 
-    return impl
+def _scatter_div_rule(attrs, stypes):
+    return ["row_sparse"] if stypes[0] == "row_sparse" else None
+
+
+def _scatter_div_impl(call, inputs, out):
+    """The lhs's stored rows divided by the same rows of the rhs (of any storage)."""
+    lhs, rhs = inputs
+    if lhs.shape != rhs.shape:
+        return NotImplemented
+    shape, dtype = lhs.shape, lhs._dtype
+    result = sparse.new_sparse("row_sparse", shape, dtype, lhs._chunk.dev)
+    rhs_view = rhs._xp() if rhs.stype == "default" else None
+
+    def divide(xp):
+        values, (rows,) = sparse.components(lhs)
+        b = rhs_view if rhs_view is not None else _dense_of(xp, rhs.stype, shape, dtype,
+                                                            *sparse.components(rhs))
+        sparse.set_components(result, values / b[rows], [rows.copy()])
+
+    sparse.push_sparse(divide, [lhs, rhs], [result], call.name)
+    return _finish(result, out)
 
 
 def _zeros_like_impl(call, inputs, out):
     (data,) = inputs
-    if data.stype == "default":
-        return NotImplemented
     return _finish(sparse.zeros(data.stype, data.shape, data.context, data.dtype), out)
+
+
+def _slice_rule(attrs, stypes):
+    """Rows of a csr matrix (begin/end along axis 0 only, step 1) stay csr."""
+    if stypes[0] != "csr" or len(tuple(attrs.begin)) != 1 or (
+            attrs.step and any(s not in (None, 1) for s in attrs.step)):
+        return None
+    return ["csr"]
 
 
 def _slice_impl(call, inputs, out):
     (data,) = inputs
     attrs = call.attrs
     begin, end = tuple(attrs.begin), tuple(attrs.end)
-    if data.stype != "csr" or len(begin) != 1 or (attrs.step and any(
-            s not in (None, 1) for s in attrs.step)):
-        return NotImplemented
     n_rows = data.shape[0]
     start = 0 if begin[0] is None else begin[0] % n_rows if begin[0] < 0 else min(begin[0],
                                                                                   n_rows)
@@ -502,13 +611,20 @@ def _slice_impl(call, inputs, out):
     return _finish(result, out)
 
 
+def _take_rule(attrs, stypes):
+    """Rows of a csr matrix picked by dense indices along axis 0 (modes clip and wrap)
+    stay csr."""
+    if stypes != ["csr", "default"] or attrs.axis not in (0, -2) or attrs.mode == "raise":
+        return None
+    return ["csr"]
+
+
 def _take_impl(call, inputs, out):
     """Rows of a csr matrix picked by 1-D indices (``take`` along axis 0, modes clip and
     wrap): a csr result, as MXNet's."""
     data, indices = inputs
     attrs = call.attrs
-    if data.stype != "csr" or indices.stype != "default" or indices.ndim != 1 \
-            or attrs.axis not in (0, -2) or attrs.mode == "raise" or data.shape[0] == 0:
+    if indices.ndim != 1 or data.shape[0] == 0:
         return NotImplemented
     n_rows, n_cols = data.shape
     result = sparse.new_sparse("csr", (indices.shape[0], n_cols), data._dtype, data._chunk.dev)
@@ -530,10 +646,12 @@ def _take_impl(call, inputs, out):
     return _finish(result, out)
 
 
+def _getnnz_rule(attrs, stypes):
+    return ["default"] if stypes[0] == "csr" else None
+
+
 def _getnnz_impl(call, inputs, out):
     (data,) = inputs
-    if data.stype != "csr":
-        return NotImplemented
     axis = call.attrs.axis
     n_rows = data.shape[0]
     result = new_array((1,) if axis is None else (n_rows,), np.dtype(np.int64), data._chunk.dev)
@@ -547,11 +665,17 @@ def _getnnz_impl(call, inputs, out):
     return _finish(result, out)
 
 
+def _square_sum_rule(attrs, stypes):
+    """A row_sparse input summed along axis 1 with keepdims stays row_sparse."""
+    if stypes[0] != "row_sparse" or attrs.exclude or not attrs.keepdims \
+            or tuple(attrs.axis or ()) not in ((1,), (-1,)):
+        return None
+    return ["row_sparse"]
+
+
 def _square_sum_impl(call, inputs, out):
     (data,) = inputs
-    attrs = call.attrs
-    if data.stype != "row_sparse" or data.ndim != 2 or attrs.exclude or not attrs.keepdims \
-            or tuple(attrs.axis or ()) not in ((1,), (-1,)):
+    if data.ndim != 2:
         return NotImplemented
     result = sparse.new_sparse("row_sparse", (data.shape[0], 1), data._dtype, data._chunk.dev)
 
@@ -564,16 +688,10 @@ def _square_sum_impl(call, inputs, out):
     return _finish(result, out)
 
 
-def _quadratic_impl(call, inputs, out):
+def _quadratic_rule(attrs, stypes):
     """``contrib.quadratic`` with ``c == 0`` maps zero to zero: a csr input stays csr (as in
     MXNet; row_sparse and ``c != 0`` compute densely)."""
-    if inputs[0].stype != "csr" or call.attrs.c != 0.0:
-        return NotImplemented
-    return _quadratic_values(call, inputs, out)
-
-
-_quadratic_values = _map_values("_contrib_quadratic",
-                                lambda xp, v, a: v * (a.a * v + a.b))
+    return ["csr"] if stypes[0] == "csr" and attrs.c == 0.0 else None
 
 
 def _batchnorm_storage(attrs, stypes):
@@ -622,25 +740,45 @@ _ZERO_PRESERVING = {
 }
 
 for _name, _fn in _ZERO_PRESERVING.items():
-    sparse.register_storage_impl(_name, _map_values(_name, _fn))
-for _name, _kind in (("elemwise_add", "add"), ("elemwise_sub", "sub"), ("elemwise_mul", "mul"),
-                     ("elemwise_div", "div"), ("broadcast_add", "add"),
-                     ("broadcast_sub", "sub"), ("broadcast_mul", "mul"),
-                     ("broadcast_div", "div")):
-    sparse.register_storage_impl(_name, _binary(_kind))
+    _register(_name, _map_values(_name, _fn), _same_sparse)
+# as MXNet 1.9.1: elemwise_div and broadcast_add/sub give dense results for sparse inputs
+for _name, _kind, _rule in (("elemwise_add", "add", _union_rule),
+                            ("elemwise_sub", "sub", _union_rule),
+                            ("_maximum", "maximum", _union_rule),
+                            ("_minimum", "minimum", _union_rule),
+                            ("_hypot", "hypot", _union_rule),
+                            ("elemwise_mul", "mul", _mul_rule),
+                            ("broadcast_mul", "mul", _csr_by_dense_rule),
+                            ("broadcast_div", "div", _csr_by_dense_rule)):
+    _register(_name, _binary(_kind), _rule)
 for _name, _fn in (("_equal_scalar", np.equal), ("_not_equal_scalar", np.not_equal),
                    ("_greater_scalar", np.greater), ("_greater_equal_scalar", np.greater_equal),
                    ("_lesser_scalar", np.less), ("_lesser_equal_scalar", np.less_equal)):
-    sparse.register_storage_impl(_name, _scalar_compare(_name, _fn))
-sparse.register_storage_impl("cast_storage", _cast_storage_impl, dense_inputs=True)
-sparse.register_storage_impl("_sparse_retain", _retain_impl)
-sparse.register_storage_impl("dot", _dot_impl)
-sparse.register_storage_impl("add_n", _add_n_impl)
-sparse.register_storage_impl("zeros_like", _zeros_like_impl)
-sparse.register_storage_impl("slice", _slice_impl)
-sparse.register_storage_impl("_square_sum", _square_sum_impl)
-sparse.register_storage_impl("take", _take_impl)
+    _register(_name, _scalar_compare(_name, _fn), _scalar_compare_rule(_fn))
+_register("cast_storage", _cast_storage_impl, lambda attrs, stypes: [attrs.stype],
+          dense_inputs=True)
+_register("_sparse_retain", _retain_impl, _retain_rule)
+_register("dot", _dot_impl, _dot_rule)
+_register("add_n", _add_n_impl, _add_n_rule)
+_register("zeros_like", _zeros_like_impl, _same_sparse)
+_register("slice", _slice_impl, _slice_rule)
+_register("_square_sum", _square_sum_impl, _square_sum_rule)
+_register("take", _take_impl, _take_rule)
+_register("_contrib_quadratic", _map_values("_contrib_quadratic",
+                                            lambda xp, v, a: v * (a.a * v + a.b)),
+          _quadratic_rule)
+_register("_contrib_getnnz", _getnnz_impl, _getnnz_rule)
+_register("_scatter_elemwise_div", _scatter_div_impl, _scatter_div_rule)
+_register("_scatter_plus_scalar", _map_values("_scatter_plus_scalar",
+                                              lambda xp, v, a: v + xp.asarray(a.scalar, v.dtype)),
+          _same_sparse)
+_register("_scatter_minus_scalar", _map_values("_scatter_minus_scalar",
+                                               lambda xp, v, a: v - xp.asarray(a.scalar, v.dtype)),
+          _same_sparse)
 sparse.register_storage_check("BatchNorm", _batchnorm_storage)
-sparse.register_storage_impl("_contrib_quadratic", _quadratic_impl)
-sparse.register_storage_impl("_contrib_getnnz", _getnnz_impl)
-del _name, _fn, _kind
+# the weight's gradient: row_sparse with sparse_grad (always for SparseEmbedding)
+sparse.register_grad_storage(
+    "Embedding", lambda attrs, stypes: [None, "row_sparse" if attrs.sparse_grad else None])
+sparse.register_grad_storage("_contrib_SparseEmbedding",
+                             lambda attrs, stypes: [None, "row_sparse"])
+del _name, _fn, _kind, _rule

@@ -50,7 +50,9 @@ def _on_host(xp: Any, fn: Any, x: Any) -> Any:
 
 
 def digamma(x: np.ndarray) -> np.ndarray:
-    """The digamma function psi(x) = d/dx ln|Gamma(x)| (float64, NaN at poles)."""
+    """The digamma function psi(x) = d/dx ln|Gamma(x)| (float64).  At the poles (0 and the
+    negative integers) it is +inf, as MXNet's kernel gives (so ``gamma``'s gradient at +-0 is
+    +-inf, and ``gammaln``'s is inf at every pole)."""
     x = np.asarray(x, dtype=np.float64)
     out = np.zeros_like(x)
     # reflection for x < 0.5: psi(x) = psi(1 - x) - pi / tan(pi x)
@@ -69,7 +71,7 @@ def digamma(x: np.ndarray) -> np.ndarray:
                   - inv2 * (1 / 12 - inv2 * (1 / 120 - inv2 * (1 / 252 - inv2 * (
                       1 / 240 - inv2 * (1 / 132))))))
     out = out + shift + series
-    return np.where((x <= 0) & (x == np.floor(x)), np.nan, out)
+    return np.where((x <= 0) & (x == np.floor(x)), np.inf, out)
 
 
 def erfinv(y: np.ndarray) -> np.ndarray:
