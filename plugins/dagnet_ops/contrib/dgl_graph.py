@@ -27,16 +27,17 @@ from dagnet.operator import REQUIRED, XP, Case, Domain, Field, Op, Params, ZeroG
 from .._draw import Draw
 from ._common import contrib_error, host, kernel_error, put
 
-__all__ = ["OPS"]
+__all__ = ["OPS", "csr_parts", "dense_of", "graph_sample", "square_csr"]
 
 
-def _square(op: str, shape) -> None:
+def square_csr(op: str, shape) -> None:
+    """Refuse a graph ``shape`` that is not a square 2-D matrix (operator ``op``)."""
     if shape is not None and (len(shape) != 2 or shape[0] != shape[1]):
         raise contrib_error(op, f"the graph must be a square 2-D (CSR) matrix, got shape "
                                 f"{tuple(shape)}")
 
 
-def _csr_parts(graph):
+def csr_parts(graph):
     """(values, indices, indptr) of a CSR NDArray, or of a dense matrix's nonzeros."""
     if getattr(graph, "stype", "default") == "csr":
         return graph.data.asnumpy(), graph.indices.asnumpy().astype(np.int64), \
@@ -47,7 +48,8 @@ def _csr_parts(graph):
     return dense[rows, cols], cols.astype(np.int64), indptr.astype(np.int64)
 
 
-def _dense(values, indices, indptr, shape, dtype):
+def dense_of(values, indices, indptr, shape, dtype):
+    """The dense matrix of CSR parts."""
     out = np.zeros(shape, dtype)
     rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
     out[rows, indices] = values
@@ -96,7 +98,7 @@ def _edge_id(attrs, ctx, inputs, req, outputs):
     graph, u, v = (host(a) for a in inputs)
     _check_vertices(_EDGE_ID, graph.shape[0], ("u", u))
     _check_vertices(_EDGE_ID, graph.shape[1], ("v", v))
-    put(outputs[0], req[0], ctx.xp.asarray(_edge_id_values(*_csr_parts(graph), u, v)))
+    put(outputs[0], req[0], ctx.xp.asarray(_edge_id_values(*csr_parts(graph), u, v)))
 
 
 def _edge_id_impl(call, inputs, out):
@@ -107,11 +109,13 @@ def _edge_id_impl(call, inputs, out):
     u_np, v_np = u.asnumpy(), v.asnumpy()
     _check_vertices(_EDGE_ID, graph.shape[0], ("u", u_np))
     _check_vertices(_EDGE_ID, graph.shape[1], ("v", v_np))
-    result = _edge_id_values(*_csr_parts(graph), u_np, v_np)
+    result = _edge_id_values(*csr_parts(graph), u_np, v_np)
     return _finish(_nd_array(result, graph), out)
 
 
-def _graph_sample(draw, n_max=5, dtype=np.float64):
+def graph_sample(draw, n_max=5, dtype=np.float64):
+    """A random graph for the conformance suite's examples: ``(draw helper, vertex count,
+    dense matrix with the edge ids 1, 2 ... as its nonzeros)``."""
     d = Draw(draw)
     n = d.int(1, n_max, "vertices")
     mask = d.uniform((n, n), 0, 1) < 0.5
@@ -121,7 +125,7 @@ def _graph_sample(draw, n_max=5, dtype=np.float64):
 
 
 def _edge_id_sample(draw):
-    d, n, graph = _graph_sample(draw)
+    d, n, graph = graph_sample(draw)
     k = d.int(1, 4, "pairs")
     u = np.array([d.int(0, n - 1, "u") for _ in range(k)], dtype=np.float64)
     v = np.array([d.int(0, n - 1, "v") for _ in range(k)], dtype=np.float64)
@@ -138,7 +142,7 @@ _ADJACENCY = "_contrib_dgl_adjacency"
 
 
 def _adjacency_infer(attrs, ins, outs):
-    _square(_ADJACENCY, ins[0])
+    square_csr(_ADJACENCY, ins[0])
     return ins, [ins[0]]
 
 
@@ -150,8 +154,8 @@ def _adjacency_impl(call, inputs, out):
     (graph,) = inputs
     if graph.stype != "csr":
         return NotImplemented
-    _square(_ADJACENCY, graph.shape)
-    _, indices, indptr = _csr_parts(graph)
+    square_csr(_ADJACENCY, graph.shape)
+    _, indices, indptr = csr_parts(graph)
     result = sparse.csr_matrix((np.ones(len(indices), np.float32), indices, indptr),
                                shape=graph.shape, ctx=graph.context, dtype=np.float32)
     return _finish(result, out)
@@ -173,7 +177,7 @@ def _num_outputs(attrs) -> int:
 
 
 def _subgraph_infer(attrs, ins, outs):
-    _square(_SUBGRAPH, ins[0])
+    square_csr(_SUBGRAPH, ins[0])
     shapes = []
     for i, s in enumerate(ins[1:]):
         if s is not None and len(s) != 1:
@@ -212,7 +216,7 @@ def _induced(values, indices, indptr, n, vertices):
 
 
 def _subgraph_parts(attrs, graph, varrays):
-    parts = _csr_parts(graph)
+    parts = csr_parts(graph)
     n = graph.shape[0]
     induced = [_induced(*parts, n, vs) for vs in varrays]
     ids = [(new, idx, ptr) for new, _, idx, ptr in induced]
@@ -225,7 +229,7 @@ def _subgraph(attrs, ctx, inputs, req, outputs):
     graph = host(inputs[0])
     parts = _subgraph_parts(attrs, graph, [host(v) for v in inputs[1:]])
     for out, r, (vals, idx, ptr) in zip(outputs, req, parts):
-        dense = _dense(vals, idx, ptr, out.shape, out.dtype)
+        dense = dense_of(vals, idx, ptr, out.shape, out.dtype)
         put(out, r, ctx.xp.asarray(dense))
 
 
@@ -233,7 +237,7 @@ def _subgraph_impl(call, inputs, out):
     graph = inputs[0]
     if graph.stype != "csr":
         return NotImplemented
-    _square(_SUBGRAPH, graph.shape)
+    square_csr(_SUBGRAPH, graph.shape)
     parts = _subgraph_parts(call.attrs, graph, [v.asnumpy() for v in inputs[1:]])
     results = [sparse.csr_matrix((vals.astype(graph.dtype), idx, ptr),
                                  shape=(len(ptr) - 1, len(ptr) - 1), ctx=graph.context,
@@ -246,7 +250,7 @@ def _subgraph_impl(call, inputs, out):
 
 
 def _subgraph_sample(draw):
-    d, n, graph = _graph_sample(draw)
+    d, n, graph = graph_sample(draw)
     lists = [np.unique([d.int(0, n - 1, "vertex") for _ in range(d.int(1, n, "size"))])
              for _ in range(d.int(1, 2, "lists"))]
     mapping = d.bool("return_mapping")
@@ -256,7 +260,7 @@ def _subgraph_sample(draw):
 
 def _subgraph_reference(raw, graph, *varrays):
     attrs = DGLSubgraphParam.parse(_SUBGRAPH, raw)
-    return [_dense(vals, idx, ptr, (len(ptr) - 1,) * 2, graph.dtype)
+    return [dense_of(vals, idx, ptr, (len(ptr) - 1,) * 2, graph.dtype)
             for vals, idx, ptr in _subgraph_parts(attrs, graph, list(varrays))]
 
 
@@ -284,7 +288,7 @@ OPS = [
     Op(_ADJACENCY, input_names=["data"], infer_shape=_adjacency_infer,
        infer_type=lambda attrs, ins, outs: (ins, [np.dtype(np.float32)]),
        compute={XP: _adjacency}, gradient=ZeroGradient(),
-       domain=Domain(lambda draw: Case([_graph_sample(draw)[2]]),
+       domain=Domain(lambda draw: Case([graph_sample(draw)[2]]),
                      reference=lambda raw, g: (g != 0).astype(np.float32), differentiable=()),
        description="The graph's adjacency matrix: its edges, each with value 1.0 (float32, "
                    "CSR for a CSR graph).  Gradient zero."),

@@ -49,7 +49,7 @@ from dagnet.operator import (
 from dagnet.resource import ResourceRequest
 
 from ._common import contrib_error, host, kernel_error, put
-from .dgl_graph import _csr_parts, _dense, _graph_sample, _square
+from .dgl_graph import csr_parts, dense_of, graph_sample, square_csr
 
 __all__ = ["OPS"]
 
@@ -91,7 +91,7 @@ class _Sampler:
             raise contrib_error(self.name, f"num_args={attrs.num_args} leaves no seed array; "
                                            f"give at least one after the first {self.lead} "
                                            f"input(s)")
-        _square(self.name, ins[0])
+        square_csr(self.name, ins[0])
         for i, s in enumerate(ins[1:]):
             if s is not None and len(s) != 1:
                 name = self.input_names(attrs)[i + 1]
@@ -113,7 +113,7 @@ class _Sampler:
 
     def samples(self, attrs, graph, probability, seed_arrays, rng):
         """(ids, (values, indices, indptr), probabilities or None, hops) per seed array."""
-        parts = _csr_parts(graph)
+        parts = csr_parts(graph)
         n = graph.shape[0]
         weights = None if probability is None else np.asarray(probability, np.float64)
         if weights is not None and weights.shape != (n,):
@@ -130,7 +130,7 @@ class _Sampler:
                                _host_rng(ctx.requested[0].generator))
         for i, (ids, (values, indices, indptr), chances, hops) in enumerate(results):
             sub = outputs[k + i]
-            sets = [ids, _dense(values, indices, indptr, sub.shape, sub.dtype)]
+            sets = [ids, dense_of(values, indices, indptr, sub.shape, sub.dtype)]
             if self.weighted:
                 sets.append(chances)
             sets.append(hops)
@@ -169,7 +169,7 @@ class _Sampler:
     def domain_sample(self, draw):
         """Cases whose result involves no chance: every vertex keeps all its edges
         (num_neighbor >= its degree) and the walk never reaches max_num_vertices."""
-        d, n, graph = _graph_sample(draw)
+        d, n, graph = graph_sample(draw)
         k = d.int(1, 2, "seed arrays")
         seeds = [np.array([d.int(0, n - 1, "seed") for _ in range(d.int(1, n, "seeds"))],
                           np.float64) for _ in range(k)]
@@ -381,7 +381,7 @@ def _compacted(attrs, graphs, id_arrays):
     """(new ids, original ids, indices, indptr) of each graph renumbered by its ids."""
     results = []
     for i, (graph, ids, size) in enumerate(zip(graphs, id_arrays, attrs.graph_sizes)):
-        values, indices, indptr = _csr_parts(graph)
+        values, indices, indptr = csr_parts(graph)
         ids = np.asarray(ids).astype(np.int64)
         if len(ids) != len(indptr) or ids[-1] != size:
             raise kernel_error(_COMPACT, f"varray{i} must be what the sampler gave graph{i}: "
@@ -412,7 +412,7 @@ def _compact(attrs, ctx, inputs, req, outputs):
     parts = _compact_parts(attrs, [host(a) for a in inputs[:g]],
                            [host(a) for a in inputs[g:]])
     for out, r, (values, indices, indptr) in zip(outputs, req, parts):
-        put(out, r, ctx.xp.asarray(_dense(values, indices, indptr, out.shape, out.dtype)))
+        put(out, r, ctx.xp.asarray(dense_of(values, indices, indptr, out.shape, out.dtype)))
 
 
 def _compact_storage(attrs, stypes):
@@ -437,7 +437,7 @@ def _compact_impl(call, inputs, out):
 def _compact_sample(draw):
     """Graphs as the sampler leaves them: ``top`` rows, the first ``size`` holding edges
     (nonzero ids) into the ``size`` vertices found, the ids padded, their count last."""
-    d, n, _ = _graph_sample(draw)
+    d, n, _ = graph_sample(draw)
     k = d.int(1, 2, "graphs")
     graphs, id_arrays, sizes = [], [], []
     for _ in range(k):
