@@ -345,3 +345,15 @@ def test_errors(name):
     call, error = ERRORS[name]
     with pytest.raises(error):
         call().wait_to_read()
+
+
+@pytest.mark.parametrize("name", ["roll", "tril"])
+def test_mx_sym_np_holds_roll_and_tril(name):
+    npx.set_np()
+    host = _values((3, 4))
+    x = mx.sym.Variable("x").as_np_ndarray()
+    y = mx.sym.np.roll(x, (1, -5), (0, 1)) if name == "roll" else mx.sym.np.tril(x, 1)
+    executor = y.bind(mx.cpu(), {"x": np.array(host)})
+    executor.forward()
+    want = onp.roll(host, (1, -5), (0, 1)) if name == "roll" else onp.tril(host, 1)
+    onp.testing.assert_array_equal(executor.outputs[0].asnumpy(), want)

@@ -3,8 +3,8 @@
 
 Diagonals are the registered ``diag`` operator (its gradient puts the head gradient back
 on the diagonal); a diagonal that falls outside the matrices is an empty array that
-still belongs to the input's graph.  ``tril`` selects with ``where`` against a constant
-mask, so its gradient is the mask.
+still belongs to the input's graph.  ``tril`` selects with ``where`` against a mask made
+by operators, so its gradient is the mask.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import numpy as onp
 from .. import ndarray as nd
 from ..util import use_np_shape
 from ._array import NumpyError, ndarray, wrap, zeros_from
-from ._manipulation import _array, normalize_axis, ravel, where
+from ._elementwise import less_equal, subtract
+from ._manipulation import _array, normalize_axis, ravel, reshape, where
 from ._reductions import sum as _sum
 
 __all__ = ["diagonal", "diag", "diagflat", "trace", "tril", "diag_indices_from"]
@@ -78,10 +79,14 @@ def tril(m: Any, k: int = 0) -> ndarray:
     if m.ndim < 1:
         raise NumpyError("tril: the input must have at least 1 dimension, got a 0-d array")
     rows, cols = m.shape[-2:] if m.ndim > 1 else (m.shape[0], m.shape[0])
-    from ._creation import array
-
-    mask = array(onp.tri(rows, cols, int(k), dtype=onp.bool_), ctx=m.context)
-    return where(mask, m, array(0, dtype=m.dtype, ctx=m.context))
+    if not rows or not cols:
+        return zeros_from(m.shape[:-2] + (rows, cols), m.dtype, m.context, m)
+    # the mask col - row <= k from operators (no array of values, so mx.sym.np.tril
+    # holds it too)
+    row = reshape(wrap(nd._arange(start=0, stop=rows, dtype="int64", ctx=m.context)),
+                  (rows, 1))
+    col = wrap(nd._arange(start=0, stop=cols, dtype="int64", ctx=m.context))
+    return where(less_equal(subtract(col, row), int(k)), m, wrap(nd.zeros_like(m)))
 
 
 @use_np_shape

@@ -176,7 +176,7 @@ def einsum(*operands: Any, out: ndarray | None = None, optimize: Any = False) ->
         result = product
     _sum_out(result, set(output))
     final = _aligned(result, output)
-    if final is terms[0].array and len(terms) == 1:
+    if final is arrays[0]:  # nothing to do ('ij->ij'): a new array all the same
         final = final.copy()
     if out is not None:
         out[...] = final

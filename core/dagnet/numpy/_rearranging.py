@@ -2,9 +2,9 @@
 ``flipud``, ``fliplr``, ``atleast_1d``/``2d``/``3d``, ``meshgrid``, ``resize`` and
 ``shape``.
 
-Each is composed of registered operators (``take`` with indices computed on the host
-from the shape alone, ``reverse``, ``transpose``, reshapes, ``broadcast_to``, ``tile``),
-so gradients flow under autograd and a hybridized block traces them.
+Each is composed of registered operators (slices joined, ``reverse``, ``transpose``,
+reshapes, ``broadcast_to``, ``tile``), so gradients flow under autograd and a hybridized
+block traces them.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as onp
 
-from .. import ndarray as nd
 from ..util import use_np_shape
-from ._array import NumpyError, ndarray, wrap, zeros_from
+from ._array import NumpyError, ndarray, zeros_from
 from ._manipulation import (
     _array,
     broadcast_to,
+    concatenate,
     flip,
     normalize_axis,
     ravel,
@@ -58,11 +58,12 @@ def roll(a: Any, shift: int | Sequence[int], axis: int | Sequence[int] | None = 
     for ax, s in total.items():
         size = a.shape[ax]
         if size and s % size:
-            order = (onp.arange(size) - s) % size
-            from ._creation import array
-
-            result = wrap(nd.take(result, array(order, dtype=onp.int64, ctx=a.context),
-                                  axis=ax))
+            # the last s elements, then the others: slices joined (no index array, so
+            # mx.sym.np.roll holds it too)
+            cut = size - s % size
+            lead = (slice(None),) * ax
+            result = concatenate([result[lead + (slice(cut, None),)],
+                                  result[lead + (slice(None, cut),)]], axis=ax)
     return result if result is not a else a.copy()
 
 
