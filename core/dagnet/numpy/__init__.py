@@ -45,6 +45,9 @@ from ._creation import (
     zeros,
     zeros_like,
 )
+from ._diagonals import diag, diag_indices_from, diagflat, diagonal, trace, tril
+from ._differences import cumsum, diff, ediff1d
+from ._einsum import einsum
 from ._elementwise import UNARY as _UNARY
 from ._elementwise import (
     add,
@@ -69,6 +72,9 @@ from ._elementwise import (
     subtract,
     true_divide,
 )
+from ._index_grids import indices, unravel_index
+from ._insert_delete import delete, insert
+from ._joins_and_splits import append, column_stack, dsplit, hsplit, vsplit
 from ._linalg import dot, inner, matmul, outer, tensordot, vdot
 from ._manipulation import (
     array_split,
@@ -93,6 +99,19 @@ from ._manipulation import (
     transpose,
     vstack,
     where,
+)
+from ._padding import pad
+from ._rearranging import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    fliplr,
+    flipud,
+    meshgrid,
+    resize,
+    roll,
+    rot90,
+    shape,
 )
 from ._reductions import all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum, var
 
@@ -122,7 +141,13 @@ __all__ = [
     "outer", "pi", "power", "prod", "random", "ravel", "remainder", "repeat", "reshape",
     "split", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "take", "tensordot",
     "tile", "transpose", "true_divide", "uint16", "uint32", "uint64", "uint8", "var", "vdot",
-    "vstack", "where", "zeros", "zeros_like", *sorted(_UNARY),
+    "vstack", "where", "zeros", "zeros_like",
+    # shapes, diagonals, differences, index grids, einsum (MXNet's test_numpy_op, issue 25)
+    "append", "atleast_1d", "atleast_2d", "atleast_3d", "column_stack", "cumsum", "delete",
+    "diag", "diag_indices_from", "diagflat", "diagonal", "diff", "dsplit", "ediff1d",
+    "einsum", "fliplr", "flipud", "hsplit", "indices", "insert", "meshgrid", "pad", "resize",
+    "roll", "rot90", "shape", "trace", "tril", "unravel_index", "vsplit",
+    *sorted(_UNARY),
 ]
 
 

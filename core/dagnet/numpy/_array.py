@@ -439,6 +439,12 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
 
         return _any(self, axis, keepdims=keepdims)
 
+    def cumsum(self, axis: int | None = None, dtype: Any = None, out: Any = None) -> ndarray:
+        """The running sum along ``axis`` (of the flattened array when None)."""
+        from ._differences import cumsum
+
+        return cumsum(self, axis, dtype, out)
+
     def dot(self, b: Any) -> ndarray:
         """NumPy's ``dot(self, b)``."""
         from ._linalg import dot
