@@ -29,6 +29,9 @@ def _outputs(name: str, args: tuple, kwargs: dict, inputs: list[Symbol]) -> int:
         return _FIXED_OUTPUTS[name]
     if name in ("meshgrid", "broadcast_arrays", "atleast_1d", "atleast_2d", "atleast_3d"):
         return max(1, len(inputs)) if name != "meshgrid" or len(inputs) else 1
+    if name == "unravel_index":  # one index array per dimension of the shape given
+        shape = args[1] if len(args) > 1 else kwargs.get("shape")
+        return len(shape) if isinstance(shape, (tuple, list)) else 1
     if name in _SPLITS:
         sections = args[1] if len(args) > 1 else kwargs.get("indices_or_sections")
         if isinstance(sections, (int, onp.integer)):
