@@ -453,6 +453,7 @@ class Block:
         for hook in list(self._forward_hooks.values()):
             hook(self, args, out)
         if is_np_array():  # under mx.npx.set_np() / @use_np blocks give mx.np arrays
+            _check_not_mixed(out)
             out = _as_np_arrays(out)
         return out
 
@@ -717,9 +718,11 @@ class HybridBlock(Block):
             return self._forward_imperative(next(a for a in flat if a is not None).context,
                                             *args)
         (self._cached_graph, self._in_format, self._out_format, self._trace_constants,
-         self._cached_op, self._cached_op_args) = state
-        out = self._call_cached_op(*args)
-        return _as_np_arrays(out) if _any_np_array(args) else out
+         self._cached_op, self._cached_op_args, np_outputs) = state
+        out, out_format = _flatten(self._call_cached_op(*args), "output")
+        # each output the class the imperative run gave it (mx.np or legacy NDArray)
+        return _regroup([as_np_ndarray(o) if is_np else o
+                         for o, is_np in zip(out, np_outputs)], out_format)
 
     def _trace_graph(self, args: tuple, flat: list, fmt: Any) -> tuple | str:
         """Trace ``hybrid_forward`` on ``args``: the cached-graph state, or why it cannot be
@@ -753,8 +756,9 @@ class HybridBlock(Block):
         self._trace_constants = {name: _TraceConstant(name, value)
                                  for name, value in tracer.constants.items()}
         self._build_cache(*args)
+        np_outputs = tuple(isinstance(o, _NP_NDARRAY) for o in out)
         return (self._cached_graph, self._in_format, self._out_format, self._trace_constants,
-                self._cached_op, self._cached_op_args)
+                self._cached_op, self._cached_op_args, np_outputs)
 
     def register_child(self, block: Block, name: str | None = None) -> None:
         """Make ``block`` (which must be a HybridBlock) a child."""
@@ -1120,6 +1124,29 @@ def _private_copy(array: NDArray) -> NDArray:
     caller's array changing; an ``mx.np`` array stays one."""
     copied = array.copy()
     return as_np_ndarray(copied) if isinstance(array, _NP_NDARRAY) else copied
+
+
+def _check_not_mixed(out: Any) -> None:
+    """In NumPy mode a block's outputs are ``mx.np`` arrays: legacy NDArrays among them
+    (``x.as_nd_ndarray()`` results) are refused, as MXNet refuses them.  Outputs that are
+    all legacy NDArrays are taken as ``mx.np`` arrays, since dagnet's own layers run the
+    legacy operators in NumPy mode too."""
+    flat = list(_arrays_in(out))
+    kinds = {isinstance(o, _NP_NDARRAY) for o in flat}
+    if len(kinds) > 1:
+        legacy = next(type(o) for o in flat if not isinstance(o, _NP_NDARRAY))
+        raise TypeError(f"Block's output ndarrays/symbols must be of type "
+                        f"`mxnet.numpy.ndarray` or `mxnet.symbol.numpy._Symbol`, while got "
+                        f"output type {legacy}")
+
+
+def _arrays_in(out: Any) -> Any:
+    """The NDArrays in ``out`` (nested lists and tuples)."""
+    if isinstance(out, NDArray):
+        yield out
+    elif isinstance(out, (list, tuple)):
+        for item in out:
+            yield from _arrays_in(item)
 
 
 def _as_np_arrays(out: Any) -> Any:
