@@ -31,8 +31,8 @@ from ..autograd import is_recording
 from ..ndarray import NDArray
 from ..util import np_shape
 
-__all__ = ["ndarray", "as_np_ndarray", "wrap", "NumpyError", "NotProvidedError",
-           "OrderNotSupportedError"]
+__all__ = ["ndarray", "as_np_ndarray", "wrap", "NumpyError", "NumpyTypeError",
+           "NotProvidedError", "OrderNotSupportedError", "OptionNotSupportedError"]
 
 DEFAULT_DTYPE = onp.dtype(onp.float32)
 _SCALARS = (int, float, bool, onp.number, onp.bool_)
@@ -44,6 +44,16 @@ class NumpyError(DagnetError, ValueError):
 
 class OrderNotSupportedError(DagnetError, NotImplementedError):
     """A memory order other than C's (``order='F'``): dagnet arrays are C-ordered."""
+
+
+class NumpyTypeError(DagnetError, TypeError):
+    """A ``dagnet.numpy`` call with an argument of a type or value NumPy does not know
+    (``dtype="abc"``, ``casting="mxnet"``, an unknown keyword)."""
+
+
+class OptionNotSupportedError(DagnetError, NotImplementedError):
+    """A NumPy option that is legal but that MXNet's ``mx.np`` (and so dagnet) does not
+    implement (``where=False``, ``casting="safe"``, ``dtype=`` on a ufunc)."""
 
 
 class NotProvidedError(DagnetError, AttributeError):
