@@ -146,12 +146,14 @@ FUNCTIONS: dict[str, Binary] = {
                   desc="Quotient: ``out = lhs / rhs`` (integers truncate toward zero).  Gradients "
                        "``dy / rhs`` and ``-lhs dy / rhs^2``."),
     "mod": Binary(python_mod, python_mod_reference, values=_mod_values, lhs_full=True,
-                  d_lhs=lambda xp, a, b: b != 0,
-                  d_rhs=lambda xp, a, b: -xp.floor(a / xp.where(b == 0, 1, b)) * (b != 0),
+                  d_lhs=lambda xp, a, b: (b != 0) * (a.dtype.kind == "f"),
+                  d_rhs=lambda xp, a, b: (-xp.floor(a / xp.where(b == 0, 1, b)) * (b != 0)
+                                          * (a.dtype.kind == "f")),
                   desc="Modulo with the divisor's sign (Python's ``%``): ``out = lhs - floor(lhs / "
                        "rhs) rhs``; 0 where rhs == 0.  Gradients ``dy`` and "
                        "``-floor(lhs / rhs) dy`` (undefined where the quotient is an integer; 0 "
-                       "where rhs == 0, where the output is constant)."),
+                       "where rhs == 0, where the output is constant; 0 for integer operands, "
+                       "as MXNet's)."),
     "power": Binary(c_power, lambda a, b: c_power(np, a, b), values=_power_values,
                     d_lhs=lambda xp, a, b: b * xp.power(a, b - 1),
                     d_rhs=lambda xp, a, b: xp.power(a, b) * xp.log(a), second=second_order.power,
