@@ -116,6 +116,7 @@ class Binary:
     lhs_full: bool = False  # the sampler needs lhs at the broadcast (output) shape
     ufunc: str | None = None  # xp ufunc that writes float results straight into the output
     second: Fn | None = None  # the backward op's composed gradient rule
+    infer_type: Fn | None = None  # None: both operands and the output share one dtype
 
 
 def _cmp(fn: Fn, word: str) -> Binary:
@@ -271,7 +272,8 @@ def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) ->
         name, description=f"{fn.desc}\n\n{flavour}  Output dtype = operand dtype.",
         num_inputs=2, input_names=["lhs", "rhs"], params=BroadcastParam if broadcast else NoParams,
         infer_shape=infer_broadcast if broadcast else same_shape(name, ["lhs", "rhs"]),
-        compute={XP: compute}, inplace=[(0, 0), (1, 0)], aliases=aliases,
+        infer_type=fn.infer_type, compute={XP: compute}, inplace=[(0, 0), (1, 0)],
+        aliases=aliases,
         gradient=ZeroGradient() if fn.zero_grad else Gradient(f"_backward_{name}", uses),
         domain=Domain(sample, reference=reference))
     if fn.zero_grad:
