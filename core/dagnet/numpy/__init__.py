@@ -126,6 +126,13 @@ __all__ = [
 ]
 
 
+# math, sorting and statistics (MXNet's test_numpy_op.py, issue 25)
+from . import _math  # noqa: E402
+from ._math import *  # noqa: E402, F403
+
+__all__ += [*_math.__all__]
+
+
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(f"module 'dagnet.numpy' has no attribute {name!r}")

@@ -284,8 +284,6 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Write ``value`` (broadcast) into the part ``key`` selects, NumPy's indexing."""
-        if isinstance(value, NDArray) and value.ndim == 0:
-            value = NDArray.reshape(value, (1,))
         if self.ndim == 0:
             if isinstance(key, (NDArray, onp.ndarray)) and key.dtype == onp.bool_ \
                     and key.ndim == 0:  # a 0-d mask: the one value, or nothing
@@ -296,8 +294,14 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
                 isinstance(key, slice) and key == slice(None))
             if not whole:
                 raise IndexError(f"too many indices for a 0-d array: {key!r}")
+            if isinstance(value, NDArray) and value.ndim == 0:
+                # the array itself, not a view of it: a trace keeps value as its new value
+                NDArray.__setitem__(self, Ellipsis, value)
+                return
             NDArray.__setitem__(NDArray.reshape(self, (1,)), slice(None), value)
             return
+        if isinstance(value, NDArray) and value.ndim == 0:
+            value = NDArray.reshape(value, (1,))
         key = _plain_ints(key)
         if not _is_basic(key):
             key = _host_key(key)
