@@ -362,11 +362,39 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
 
         return broadcast_to(self, shape)
 
-    def clip(self, a_min: Any = None, a_max: Any = None) -> ndarray:  # type: ignore[override]
-        """The values limited to ``[a_min, a_max]``."""
+    def clip(self, min: Any = None, max: Any = None,  # noqa: A002 - NumPy's names
+             out: Any = None) -> ndarray:  # type: ignore[override]
+        """The values limited to ``[min, max]`` (one of them may be None)."""
         from ._manipulation import clip
 
-        return clip(self, a_min, a_max)
+        return clip(self, min, max, out=out)
+
+    def sort(self, axis: int | None = -1, kind: str | None = None,  # type: ignore[override]
+             order: Any = None) -> ndarray:
+        """A sorted copy along ``axis`` (MXNet's fluent ``sort``; NumPy sorts in place)."""
+        from ._sorting import sort
+
+        return sort(self, axis, kind, order)
+
+    def argsort(self, axis: int | None = -1, kind: str | None = None,  # type: ignore[override]
+                order: Any = None) -> ndarray:
+        """The int64 indices that sort the array along ``axis``."""
+        from ._sorting import argsort
+
+        return argsort(self, axis, kind, order)
+
+    def round(self, decimals: int = 0, out: Any = None,  # type: ignore[override]
+              **kwargs: Any) -> ndarray:
+        """The values rounded to ``decimals`` places, halves to even (NumPy's ``round``)."""
+        from ._math import around
+
+        return around(self, decimals, out, **kwargs)
+
+    def nonzero(self) -> tuple[ndarray, ...]:
+        """The indices of the non-zero elements, one int64 array per dimension."""
+        from ._sorting import nonzero
+
+        return nonzero(self)
 
     def repeat(self, repeats: int, axis: int | None = None) -> ndarray:  # type: ignore[override]
         """Each element repeated ``repeats`` times (along ``axis``, or flattened)."""

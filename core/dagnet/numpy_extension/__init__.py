@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from ..numpy._sorting import nonzero_indices as nonzero
 from ..util import (
     is_np_array,
     is_np_shape,
@@ -35,8 +36,8 @@ from ._operators import OPERATORS, load, operator_function, reshape, save, waita
 
 __all__ = [
     "Context", "cpu", "cpu_pinned", "current_context", "gpu", "is_np_array", "is_np_shape",
-    "load", "np_array", "np_shape", "num_gpus", "random", "reset_np", "reshape", "save",
-    "set_np",
+    "load", "nonzero", "np_array", "np_shape", "num_gpus", "random", "reset_np", "reshape",
+    "save", "set_np",
     "use_np", "use_np_array", "use_np_shape", "waitall", *sorted(OPERATORS),
 ]
 
