@@ -31,7 +31,7 @@ __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod",
     "remainder", "power", "maximum", "minimum", "hypot", "equal", "not_equal", "greater",
     "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_xor",
-    "UNARY", "check_ufunc_kwargs",
+    "UNARY", "check_ufunc_kwargs", "require_array",
 ]
 
 # name: (operator on two arrays, operator with a scalar on the right, on the left)
@@ -99,6 +99,15 @@ def as_operand(value: Any) -> Any:
         return array(value)
     raise TypeError(f"dagnet.numpy: operand of type {type(value).__name__} is not supported; "
                     f"use an array, a list or a number")
+
+
+def require_array(value: Any, function: str, what: str = "a") -> ndarray:
+    """``value`` as an np array (an NDArray, list or numpy array converted); a scalar is a
+    :class:`NumpyTypeError` naming ``function`` and the argument ``what``."""
+    value = as_operand(value)
+    if not isinstance(value, NDArray):
+        raise NumpyTypeError(f"{function}: {what} must be an array, got {type(value).__name__}")
+    return value
 
 
 def _cast(array: ndarray, dtype: onp.dtype) -> ndarray:

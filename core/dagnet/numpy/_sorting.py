@@ -16,21 +16,13 @@ from typing import Any
 import numpy as onp
 
 from .. import ndarray as nd
-from ..ndarray import NDArray
-from ._array import NumpyError, NumpyTypeError, OptionNotSupportedError, ndarray, wrap
-from ._elementwise import as_operand
+from ._array import NumpyError, OptionNotSupportedError, ndarray, wrap
+from ._elementwise import require_array as _array
 from ._manipulation import normalize_axis, ravel
 
 __all__ = ["sort", "argsort", "unique", "nonzero", "nonzero_indices"]
 
 _INT64 = onp.dtype(onp.int64)
-
-
-def _array(a: Any, name: str) -> ndarray:
-    a = as_operand(a)
-    if not isinstance(a, NDArray):
-        raise NumpyTypeError(f"{name}: a must be an array, got {type(a).__name__}")
-    return a
 
 
 def _along(name: str, a: ndarray, axis: int | None, order: Any) -> tuple[ndarray, int]:

@@ -20,18 +20,12 @@ from .. import ndarray as nd
 from ..ndarray import NDArray
 from ._array import NumpyError, NumpyTypeError, OptionNotSupportedError, ndarray, wrap
 from ._elementwise import _cast, _with_out, as_operand, multiply, promote, true_divide
+from ._elementwise import require_array as _array
 from ._manipulation import normalize_axis, reshape
 from ._reductions import mean
 from ._reductions import sum as _sum
 
 __all__ = ["average", "percentile", "quantile", "histogram", "bincount"]
-
-
-def _array(a: Any, name: str, what: str = "a") -> ndarray:
-    a = as_operand(a)
-    if not isinstance(a, NDArray):
-        raise NumpyTypeError(f"{name}: {what} must be an array, got {type(a).__name__}")
-    return a
 
 
 def _axis_tuple(axis: Any, ndim: int) -> tuple[int, ...] | None:
