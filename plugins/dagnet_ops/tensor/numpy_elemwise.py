@@ -167,6 +167,10 @@ def _nan_to_num_sample(draw: Any) -> Case:
         case.params.update(nan=S.number(draw, -3.0, 3.0, label="nan"),
                            posinf=S.number(draw, 5.0, 9.0, label="posinf"),
                            neginf=S.number(draw, -9.0, -5.0, label="neginf"))
+    else:  # the default replacements of infinities (the dtype's extremes) overflow the
+        # gradient check's sums: NaNs only
+        x = case.inputs[0]
+        x[np.isinf(x)] = np.nan
     return case
 
 
