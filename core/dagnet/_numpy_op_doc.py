@@ -5,7 +5,7 @@ MXNet writes a Python stub for each of its C++ ``_np_*`` operators, whose docstr
 signature its generated ``mx.np`` function takes.  dagnet's ``mx.np`` functions are
 Python with their own signatures and docstrings, so the documentation of an operator
 ``_np_<name>`` (``_np__random_<name>``, ``_np__linalg_<name>``), from a plugin say, is
-the ``mx.np`` function :func:`dagnet.numpy_op_signature._get_builtin_op` maps it to.
+the ``mx.np`` function :func:`dagnet.numpy_op_signature.function_of_operator` maps it to.
 dagnet's own operators have MXNet's legacy and ``_npi_`` names, none of them ``_np_``.
 """
 
@@ -18,10 +18,10 @@ __all__: list[str] = []
 
 def __getattr__(name: str) -> Any:
     if name.startswith("_np_"):
-        from .numpy_op_signature import OperatorFunctionNotFound, _get_builtin_op
+        from .numpy_op_signature import OperatorFunctionNotFound, function_of_operator
 
         try:
-            function = _get_builtin_op(name)
+            function = function_of_operator(name)
         except OperatorFunctionNotFound:
             function = None
         if function is not None:

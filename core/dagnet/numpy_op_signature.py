@@ -15,7 +15,7 @@ from . import numpy as _mx_np
 from . import numpy_extension as _mx_npx
 from ._errors import DagnetError
 
-__all__: list[str] = []
+__all__ = ["OperatorFunctionNotFound", "function_of_operator"]
 
 _ROOTS = (("_np_", _mx_np, ("_random_", "_linalg_")),
           ("_npx_", _mx_npx, ("_image_", "_random_")))
@@ -25,7 +25,7 @@ class OperatorFunctionNotFound(DagnetError, ValueError):
     """A NumPy operator name whose ``mx.np`` / ``mx.npx`` function does not exist."""
 
 
-def _get_builtin_op(op_name: str) -> Any:
+def function_of_operator(op_name: str) -> Any:
     """The ``mx.np`` / ``mx.npx`` function of the operator ``op_name``: ``_np_sum`` is
     ``mx.np.sum``, ``_np__random_normal`` ``mx.np.random.normal``, ``_npx_relu``
     ``mx.npx.relu``; None for a name outside those prefixes.  Raises
@@ -50,3 +50,6 @@ def _get_builtin_op(op_name: str) -> Any:
                                            f"function {rest!r}")
         return func
     return None
+
+
+_get_builtin_op = function_of_operator  # MXNet's name

@@ -1,5 +1,5 @@
 """Sorting and searching in ``dagnet.numpy``: ``sort``, ``argsort``, ``unique``,
-``nonzero`` (and ``npx.nonzero``, the indices as rows).
+``nonzero``.
 
 ``sort`` and ``argsort`` are the registered ``sort``/``argsort`` operators (stable;
 ``kind`` is accepted and ignored, as MXNet does); ``sort`` is differentiable (the head
@@ -20,7 +20,7 @@ from ._array import NumpyError, OptionNotSupportedError, ndarray, wrap
 from ._elementwise import require_array as _array
 from ._manipulation import normalize_axis, ravel
 
-__all__ = ["sort", "argsort", "unique", "nonzero", "nonzero_indices"]
+__all__ = ["sort", "argsort", "unique", "nonzero"]
 
 _INT64 = onp.dtype(onp.int64)
 
@@ -100,11 +100,3 @@ def nonzero(a: Any) -> tuple[ndarray, ...]:
     rows = _nonzero_host(a)
     return tuple(_host(onp.ascontiguousarray(rows[:, i]), _INT64, a)
                  for i in range(rows.shape[1]))
-
-
-def nonzero_indices(x: Any) -> ndarray:
-    """``npx.nonzero``: the indices of the non-zero elements of ``x`` as rows, an int64
-    array of shape ``(count, ndim)`` (``(count, 1)`` for a 0-d array).  Computed on the
-    host."""
-    x = _array(x, "nonzero")
-    return _host(_nonzero_host(x), _INT64, x)

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
-from ..numpy._sorting import nonzero_indices as nonzero
 from ..util import (
     is_np_array,
     is_np_shape,
@@ -32,6 +31,7 @@ from ..util import (
     use_np_shape,
 )
 from . import random
+from ._nonzero import nonzero
 from ._operators import OPERATORS, load, operator_function, reshape, save, waitall
 
 __all__ = [

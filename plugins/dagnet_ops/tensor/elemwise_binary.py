@@ -210,7 +210,8 @@ def _pass_on(xp: Any, g: Any, req: OpReqType, out: Any) -> None:
         each(lambda p: xp.copyto(p[1], p[0]), parts, threads)
 
 
-def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) -> list[Op]:
+def binary_ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]
+               ) -> list[Op]:
     """The forward record and its backward for one flavour of ``fn``."""
 
     ufunc, writes = fn.ufunc, (OpReqType.WRITE, OpReqType.INPLACE)
@@ -309,8 +310,8 @@ _NAMES = [
 OPS: list[Op] = [
     op
     for key, ename, ealiases, bname, baliases in _NAMES
-    for op in (*_ops(ename, FUNCTIONS[key], broadcast=False, aliases=ealiases),
-               *_ops(bname, FUNCTIONS[key], broadcast=True, aliases=baliases))
+    for op in (*binary_ops(ename, FUNCTIONS[key], broadcast=False, aliases=ealiases),
+               *binary_ops(bname, FUNCTIONS[key], broadcast=True, aliases=baliases))
 ]
 
 

@@ -25,8 +25,8 @@ from dagnet.operator import XP, Case, Domain, Field, Gradient, Op, Params, elemw
 
 from . import _sampling as S
 from ._common import backward_op, fixed_out_type, put, same_shape, with_attrs
-from .elemwise_binary import Binary, _ops
-from .elemwise_unary import _special_values_sample, unary
+from .elemwise_binary import Binary, binary_ops
+from .elemwise_unary import special_values_sample, unary
 
 _LN2 = float(np.log(2.0))
 
@@ -114,7 +114,7 @@ FUNCTIONS: dict[str, Binary] = {
 }
 
 OPS: list[Op] = [op for name, fn in FUNCTIONS.items()
-                 for op in _ops(name, fn, broadcast=True, aliases=())]
+                 for op in binary_ops(name, fn, broadcast=True, aliases=())]
 
 
 # -- unary ------------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ def _bool_out(attrs, ins):
 def _test(name: str, test: Any, what: str) -> list[Op]:
     """``_npi_<name>``: a bool array, True where ``test`` holds."""
     return unary(f"_npi_{name}", lambda xp, x: test(xp, x), zero_grad=True,
-                 sample=_special_values_sample, infer_type=fixed_out_type(_bool_out),
+                 sample=special_values_sample, infer_type=fixed_out_type(_bool_out),
                  inplace=False,
                  desc=f"True where the element is {what}, else False (NumPy's ``{name}``).  "
                       "Gradient zero.",
@@ -164,7 +164,7 @@ def _nan_to_num(xp: Any, x: Any, attrs: NanToNumParam) -> Any:
 def _nan_to_num_sample(draw: Any) -> Case:
     """Finite values and NaNs.  No infinities: the gradient check's step grows with the
     largest input (tests/numpy checks them)."""
-    case = _special_values_sample(draw)
+    case = special_values_sample(draw)
     x = case.inputs[0]
     x[np.isinf(x)] = np.nan
     if S.boolean(draw, "replacements"):
