@@ -5,8 +5,8 @@ MXNet writes a Python stub for each of its C++ ``_np_*`` operators, whose docstr
 signature its generated ``mx.np`` function takes.  dagnet's ``mx.np`` functions are
 Python with their own signatures and docstrings, so the documentation of an operator
 ``_np_<name>`` (``_np__random_<name>``, ``_np__linalg_<name>``), from a plugin say, is
-the ``mx.np`` function :func:`dagnet.numpy_op_signature.function_of_operator` maps it to.
-dagnet's own operators have MXNet's legacy and ``_npi_`` names, none of them ``_np_``.
+the ``mx.np`` function :func:`dagnet.numpy_op_signature.function_of_operator` maps it to
+(for dagnet's graph-only ``_np_function`` node, its operator function ``mx.nd._np_function``).
 """
 
 from __future__ import annotations
