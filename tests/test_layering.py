@@ -29,7 +29,7 @@ LAYERS = [
     {"runtime"},
     {"ndarray"},
     {"symbol", "executor", "autograd", "random", "numpy", "numpy_extension", "np", "npx",
-     "numpy_dispatch_protocol", "numpy_op_signature",
+     "numpy_dispatch_protocol", "numpy_op_signature", "_numpy_op_doc",
      "onnx", "_clib"},
     {"initializer", "optimizer", "lr_scheduler", "metric", "io", "kvstore", "model",
      "recordio", "image", "profiler"},

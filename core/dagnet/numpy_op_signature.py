@@ -15,7 +15,7 @@ from . import numpy as _mx_np
 from . import numpy_extension as _mx_npx
 from ._errors import DagnetError
 
-__all__: list[str] = []
+__all__ = ["OperatorFunctionNotFound", "function_of_operator"]
 
 _ROOTS = (("_np_", _mx_np, ("_random_", "_linalg_")),
           ("_npx_", _mx_npx, ("_image_", "_random_")))
@@ -25,10 +25,12 @@ class OperatorFunctionNotFound(DagnetError, ValueError):
     """A NumPy operator name whose ``mx.np`` / ``mx.npx`` function does not exist."""
 
 
-def _get_builtin_op(op_name: str) -> Any:
+def function_of_operator(op_name: str) -> Any:
     """The ``mx.np`` / ``mx.npx`` function of the operator ``op_name``: ``_np_sum`` is
     ``mx.np.sum``, ``_np__random_normal`` ``mx.np.random.normal``, ``_npx_relu``
-    ``mx.npx.relu``; None for a name outside those prefixes.  Raises
+    ``mx.npx.relu``; None for a name outside those prefixes.  A registered operator under
+    a prefix that names no such function (dagnet's graph-only ``_np_function``) gives its
+    own operator function, ``mx.nd.<op_name>``, which carries its signature.  Raises
     :class:`OperatorFunctionNotFound` when the module or function is missing."""
     for prefix, root, submodules in _ROOTS:
         if not op_name.startswith(prefix):
@@ -46,7 +48,20 @@ def _get_builtin_op(op_name: str) -> Any:
                 break
         func = getattr(module, rest, None)
         if func is None:
+            func = _operator_function(op_name)
+        if func is None:
             raise OperatorFunctionNotFound(f"operator {op_name!r}: {module_name} has no "
                                            f"function {rest!r}")
         return func
     return None
+
+
+def _operator_function(op_name: str) -> Any:
+    """``mx.nd.<op_name>`` for a registered operator, else None."""
+    from . import ndarray
+    from .operator import list_ops
+
+    return getattr(ndarray, op_name, None) if op_name in list_ops() else None
+
+
+_get_builtin_op = function_of_operator  # MXNet's name

@@ -151,6 +151,18 @@ __all__ = [
 ]
 
 
+# math, sorting and statistics (MXNet's test_numpy_op.py, issue 25)
+from . import _math, _memory, _statistics, _windows  # noqa: E402
+from ._math import *  # noqa: E402, F403
+from ._memory import *  # noqa: E402, F403
+from ._sorting import argsort, nonzero, sort, unique  # noqa: E402
+from ._statistics import *  # noqa: E402, F403
+from ._windows import *  # noqa: E402, F403
+
+__all__ += [*_math.__all__, *_memory.__all__, *_statistics.__all__, *_windows.__all__,
+            "argsort", "nonzero", "sort", "unique"]
+
+
 def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(f"module 'dagnet.numpy' has no attribute {name!r}")

@@ -31,8 +31,8 @@ from ..autograd import is_recording
 from ..ndarray import NDArray
 from ..util import np_shape
 
-__all__ = ["ndarray", "as_np_ndarray", "wrap", "NumpyError", "NotProvidedError",
-           "OrderNotSupportedError"]
+__all__ = ["ndarray", "as_np_ndarray", "wrap", "NumpyError", "NumpyTypeError",
+           "NotProvidedError", "OrderNotSupportedError", "OptionNotSupportedError"]
 
 DEFAULT_DTYPE = onp.dtype(onp.float32)
 _SCALARS = (int, float, bool, onp.number, onp.bool_)
@@ -44,6 +44,16 @@ class NumpyError(DagnetError, ValueError):
 
 class OrderNotSupportedError(DagnetError, NotImplementedError):
     """A memory order other than C's (``order='F'``): dagnet arrays are C-ordered."""
+
+
+class NumpyTypeError(DagnetError, TypeError):
+    """A ``dagnet.numpy`` call with an argument of a type or value NumPy does not know
+    (``dtype="abc"``, ``casting="mxnet"``, an unknown keyword)."""
+
+
+class OptionNotSupportedError(DagnetError, NotImplementedError):
+    """A NumPy option that is legal but that MXNet's ``mx.np`` (and so dagnet) does not
+    implement (``where=False``, ``casting="safe"``, ``dtype=`` on a ufunc)."""
 
 
 class NotProvidedError(DagnetError, AttributeError):
@@ -274,8 +284,6 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Write ``value`` (broadcast) into the part ``key`` selects, NumPy's indexing."""
-        if isinstance(value, NDArray) and value.ndim == 0:
-            value = NDArray.reshape(value, (1,))
         if self.ndim == 0:
             if isinstance(key, (NDArray, onp.ndarray)) and key.dtype == onp.bool_ \
                     and key.ndim == 0:  # a 0-d mask: the one value, or nothing
@@ -286,8 +294,14 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
                 isinstance(key, slice) and key == slice(None))
             if not whole:
                 raise IndexError(f"too many indices for a 0-d array: {key!r}")
+            if isinstance(value, NDArray) and value.ndim == 0:
+                # the array itself, not a view of it: a trace keeps value as its new value
+                NDArray.__setitem__(self, Ellipsis, value)
+                return
             NDArray.__setitem__(NDArray.reshape(self, (1,)), slice(None), value)
             return
+        if isinstance(value, NDArray) and value.ndim == 0:
+            value = NDArray.reshape(value, (1,))
         key = _plain_ints(key)
         if not _is_basic(key):
             key = _host_key(key)
@@ -348,11 +362,39 @@ class ndarray(NDArray):  # noqa: N801 - NumPy's name
 
         return broadcast_to(self, shape)
 
-    def clip(self, a_min: Any = None, a_max: Any = None) -> ndarray:  # type: ignore[override]
-        """The values limited to ``[a_min, a_max]``."""
+    def clip(self, min: Any = None, max: Any = None,  # noqa: A002 - NumPy's names
+             out: Any = None) -> ndarray:  # type: ignore[override]
+        """The values limited to ``[min, max]`` (one of them may be None)."""
         from ._manipulation import clip
 
-        return clip(self, a_min, a_max)
+        return clip(self, min, max, out=out)
+
+    def sort(self, axis: int | None = -1, kind: str | None = None,  # type: ignore[override]
+             order: Any = None) -> ndarray:
+        """A sorted copy along ``axis`` (MXNet's fluent ``sort``; NumPy sorts in place)."""
+        from ._sorting import sort
+
+        return sort(self, axis, kind, order)
+
+    def argsort(self, axis: int | None = -1, kind: str | None = None,  # type: ignore[override]
+                order: Any = None) -> ndarray:
+        """The int64 indices that sort the array along ``axis``."""
+        from ._sorting import argsort
+
+        return argsort(self, axis, kind, order)
+
+    def round(self, decimals: int = 0, out: Any = None,  # type: ignore[override]
+              **kwargs: Any) -> ndarray:
+        """The values rounded to ``decimals`` places, halves to even (NumPy's ``round``)."""
+        from ._math import around
+
+        return around(self, decimals, out, **kwargs)
+
+    def nonzero(self) -> tuple[ndarray, ...]:
+        """The indices of the non-zero elements, one int64 array per dimension."""
+        from ._sorting import nonzero
+
+        return nonzero(self)
 
     def repeat(self, repeats: int, axis: int | None = None) -> ndarray:  # type: ignore[override]
         """Each element repeated ``repeats`` times (along ``axis``, or flattened)."""

@@ -138,8 +138,10 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None,  # noqa: N803
         ctx: Any = None) -> ndarray:
     """An ``N x M`` matrix (square when ``M`` is None) with ones on diagonal ``k``."""
-    return array(onp.eye(int(N), None if M is None else int(M), int(k), dtype=_dtype(dtype)),
-                 ctx=ctx)
+    rows, columns = int(N), int(N if M is None else M)
+    if rows < 0 or columns < 0:
+        raise NumpyError(f"eye: negative dimensions are not allowed: N={rows}, M={columns}")
+    return array(onp.eye(rows, columns, int(k), dtype=_dtype(dtype)), ctx=ctx)
 
 
 def identity(n: int, dtype: Any = None, ctx: Any = None) -> ndarray:

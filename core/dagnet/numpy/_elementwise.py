@@ -17,13 +17,21 @@ import numpy as onp
 
 from .. import ndarray as nd
 from ..ndarray import NDArray
-from ._array import DEFAULT_DTYPE, NumpyError, is_scalar, ndarray, wrap
+from ._array import (
+    DEFAULT_DTYPE,
+    NumpyError,
+    NumpyTypeError,
+    OptionNotSupportedError,
+    is_scalar,
+    ndarray,
+    wrap,
+)
 
 __all__ = [
     "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "mod",
     "remainder", "power", "maximum", "minimum", "hypot", "equal", "not_equal", "greater",
     "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_xor",
-    "UNARY",
+    "UNARY", "check_ufunc_kwargs", "require_array",
 ]
 
 # name: (operator on two arrays, operator with a scalar on the right, on the left)
@@ -93,6 +101,15 @@ def as_operand(value: Any) -> Any:
                     f"use an array, a list or a number")
 
 
+def require_array(value: Any, function: str, what: str = "a") -> ndarray:
+    """``value`` as an np array (an NDArray, list or numpy array converted); a scalar is a
+    :class:`NumpyTypeError` naming ``function`` and the argument ``what``."""
+    value = as_operand(value)
+    if not isinstance(value, NDArray):
+        raise NumpyTypeError(f"{function}: {what} must be an array, got {type(value).__name__}")
+    return value
+
+
 def _cast(array: ndarray, dtype: onp.dtype) -> ndarray:
     return array if array.dtype == dtype else array.astype(dtype)
 
@@ -139,11 +156,53 @@ def _with_out(result: Any, out: ndarray | None) -> Any:
     return out
 
 
+# NumPy's ufunc keywords and their defaults: a ufunc accepts each at its default; MXNet's
+# mx.np implements no other value
+_UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None,
+                   "subok": True}
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
+_UFUNC_DTYPES = ("int8", "uint8", "int32", "int64", "float16", "float32", "float64")
+
+
+def _legal_ufunc_option(key: str, value: Any) -> bool:
+    """Whether NumPy knows ``key=value`` (so that refusing it is 'not implemented')."""
+    if key == "where":
+        return True
+    if key == "casting":
+        return isinstance(value, str) and value in _CASTINGS
+    if key == "order":
+        return isinstance(value, str)
+    if key == "subok":
+        return isinstance(value, bool)
+    if key == "dtype":
+        try:
+            return isinstance(value, (str, type)) and onp.dtype(value).name in _UFUNC_DTYPES
+        except TypeError:
+            return False
+    return False
+
+
+def check_ufunc_kwargs(name: str, kwargs: dict[str, Any]) -> None:
+    """Refuse the ufunc keywords ``name`` cannot honour, as MXNet's ``mx.np`` does: an
+    unknown keyword or an unknown value is a :class:`NumpyTypeError`, a NumPy option other
+    than its default an :class:`OptionNotSupportedError` (``where=False``,
+    ``casting='safe'``, ``order='C'``, ``dtype=int8``, ``subok=False``)."""
+    for key, value in kwargs.items():
+        if key not in _UFUNC_DEFAULTS:
+            raise NumpyTypeError(f"{key} is an invalid keyword to function {name!r}; "
+                                 f"it takes out= and {', '.join(_UFUNC_DEFAULTS)}")
+        default = _UFUNC_DEFAULTS[key]
+        if value is default or (type(value) is type(default) and value == default):
+            continue
+        if _legal_ufunc_option(key, value):
+            raise OptionNotSupportedError(f"{name}: {key}={value!r} is not implemented; "
+                                          f"only the default {key}={default!r} is")
+        raise NumpyTypeError(f"{name}: {key}={value!r} is not understood")
+
+
 def _binary_function(name: str, doc: str) -> Any:
     def function(x1: Any, x2: Any, out: ndarray | None = None, **kwargs: Any) -> Any:
-        if kwargs:
-            raise TypeError(f"{name}() got unexpected keyword argument(s) "
-                            f"{', '.join(kwargs)}")
+        check_ufunc_kwargs(name, kwargs)
         return _with_out(_apply(name, x1, x2), out)
 
     function.__name__ = function.__qualname__ = name
@@ -207,9 +266,7 @@ UNARY = {
 
 def _unary_function(name: str, op_name: str) -> Any:
     def function(x: Any, out: ndarray | None = None, **kwargs: Any) -> Any:
-        if kwargs:
-            raise TypeError(f"{name}() got unexpected keyword argument(s) "
-                            f"{', '.join(kwargs)}")
+        check_ufunc_kwargs(name, kwargs)
         x = as_operand(x)
         if not isinstance(x, NDArray):
             return getattr(onp, name)(x)

@@ -137,12 +137,25 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> ndarray:
     return transpose(a, order)
 
 
-def moveaxis(a: Any, source: int, destination: int) -> ndarray:
-    """``a`` with axis ``source`` moved to position ``destination``."""
+def moveaxis(a: Any, source: int | Sequence[int], destination: int | Sequence[int]
+             ) -> ndarray:
+    """``a`` with axes ``source`` (an int or a sequence) moved to positions
+    ``destination`` (as many); the other axes keep their order."""
     a = _array(a)
-    src, dst = normalize_axis(source, a.ndim), normalize_axis(destination, a.ndim)
-    order = [i for i in range(a.ndim) if i != src]
-    order.insert(dst, src)
+    sources = [source] if isinstance(source, (int, onp.integer)) else list(source)
+    targets = [destination] if isinstance(destination, (int, onp.integer)) \
+        else list(destination)
+    if len(sources) != len(targets):
+        raise NumpyError(f"moveaxis: source {source} and destination {destination} must "
+                         f"have the same number of elements")
+    src = [normalize_axis(x, a.ndim, "source") for x in sources]
+    dst = [normalize_axis(x, a.ndim, "destination") for x in targets]
+    for name, axes in (("source", src), ("destination", dst)):
+        if len(set(axes)) != len(axes):
+            raise NumpyError(f"moveaxis: repeated axis in {name} {axes}")
+    order = [i for i in range(a.ndim) if i not in src]
+    for position, axis in sorted(zip(dst, src)):
+        order.insert(position, axis)
     return transpose(a, order)
 
 

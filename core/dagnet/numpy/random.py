@@ -218,14 +218,15 @@ def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, ctx: A
     if n <= 0:
         raise NumpyError("choice: a must be greater than 0 unless no samples are taken")
     if p is not None:
-        if not replace:
-            raise NumpyError("choice: sampling with probabilities p and replace=False is not "
-                             "provided by dagnet.numpy")
         weights = as_operand(p)
         if not isinstance(weights, NDArray):
             weights = array(weights)
-        picks = wrap(_random.multinomial(weights.astype(DEFAULT_DTYPE, copy=False),
-                                         shape=(count,), dtype="int64"))
+        weights = weights.astype(DEFAULT_DTYPE, copy=False)
+        if replace:
+            picks = wrap(_random.multinomial(weights, shape=(count,), dtype="int32"))
+            picks = picks.astype(onp.int64)
+        else:
+            picks = _weighted_without_replacement(weights, count, n, ctx)
     elif replace:
         picks = _draw(_random.randint, (count,), onp.dtype(onp.int64), ctx, low=0, high=n)
     else:
@@ -237,6 +238,26 @@ def choice(a: Any, size: Any = None, replace: bool = True, p: Any = None, ctx: A
     if population is not None:
         picks = wrap(nd.take(population, picks, axis=0))
     return _finish(_reshaped(picks, shape), out)
+
+
+def _weighted_without_replacement(weights: ndarray, count: int, n: int, ctx: Any) -> ndarray:
+    """``count`` distinct indices of ``weights`` drawn with probabilities proportional to
+    them, one after another (Efraimidis and Spirakis: the ``count`` largest keys
+    ``log(u) / w`` of uniform ``u``), with operators only."""
+    from ._elementwise import log, maximum, true_divide
+
+    if count > n:
+        raise NumpyError("choice: cannot take a larger sample than the population when "
+                         "replace=False")
+    if count == 0:
+        from ._creation import empty
+
+        return empty((0,), onp.int64, ctx=ctx)
+    # a zero weight gets a key far below the others' (no division by zero)
+    keys = true_divide(log(_draw(_random.uniform, (n,), DEFAULT_DTYPE, ctx, low=0.0,
+                                 high=1.0)), maximum(weights, 1e-30))
+    return wrap(nd.invoke("topk", [keys], {"axis": 0, "k": count, "ret_typ": "indices",
+                                           "dtype": "int64"}))
 
 
 def multinomial(n: int, pvals: Any, size: Any = None) -> ndarray:

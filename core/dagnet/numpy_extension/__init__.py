@@ -31,12 +31,13 @@ from ..util import (
     use_np_shape,
 )
 from . import random
+from ._nonzero import nonzero
 from ._operators import OPERATORS, load, operator_function, reshape, save, waitall
 
 __all__ = [
     "Context", "cpu", "cpu_pinned", "current_context", "gpu", "is_np_array", "is_np_shape",
-    "load", "np_array", "np_shape", "num_gpus", "random", "reset_np", "reshape", "save",
-    "set_np",
+    "load", "nonzero", "np_array", "np_shape", "num_gpus", "random", "reset_np", "reshape",
+    "save", "set_np",
     "use_np", "use_np_array", "use_np_shape", "waitall", *sorted(OPERATORS),
 ]
 

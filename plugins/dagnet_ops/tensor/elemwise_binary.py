@@ -116,6 +116,7 @@ class Binary:
     lhs_full: bool = False  # the sampler needs lhs at the broadcast (output) shape
     ufunc: str | None = None  # xp ufunc that writes float results straight into the output
     second: Fn | None = None  # the backward op's composed gradient rule
+    infer_type: Fn | None = None  # None: both operands and the output share one dtype
 
 
 def _cmp(fn: Fn, word: str) -> Binary:
@@ -146,12 +147,14 @@ FUNCTIONS: dict[str, Binary] = {
                   desc="Quotient: ``out = lhs / rhs`` (integers truncate toward zero).  Gradients "
                        "``dy / rhs`` and ``-lhs dy / rhs^2``."),
     "mod": Binary(python_mod, python_mod_reference, values=_mod_values, lhs_full=True,
-                  d_lhs=lambda xp, a, b: b != 0,
-                  d_rhs=lambda xp, a, b: -xp.floor(a / xp.where(b == 0, 1, b)) * (b != 0),
+                  d_lhs=lambda xp, a, b: (b != 0) * (a.dtype.kind == "f"),
+                  d_rhs=lambda xp, a, b: (-xp.floor(a / xp.where(b == 0, 1, b)) * (b != 0)
+                                          * (a.dtype.kind == "f")),
                   desc="Modulo with the divisor's sign (Python's ``%``): ``out = lhs - floor(lhs / "
                        "rhs) rhs``; 0 where rhs == 0.  Gradients ``dy`` and "
                        "``-floor(lhs / rhs) dy`` (undefined where the quotient is an integer; 0 "
-                       "where rhs == 0, where the output is constant)."),
+                       "where rhs == 0, where the output is constant; 0 for integer operands, "
+                       "as MXNet's)."),
     "power": Binary(c_power, lambda a, b: c_power(np, a, b), values=_power_values,
                     d_lhs=lambda xp, a, b: b * xp.power(a, b - 1),
                     d_rhs=lambda xp, a, b: xp.power(a, b) * xp.log(a), second=second_order.power,
@@ -207,7 +210,8 @@ def _pass_on(xp: Any, g: Any, req: OpReqType, out: Any) -> None:
         each(lambda p: xp.copyto(p[1], p[0]), parts, threads)
 
 
-def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) -> list[Op]:
+def binary_ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]
+               ) -> list[Op]:
     """The forward record and its backward for one flavour of ``fn``."""
 
     ufunc, writes = fn.ufunc, (OpReqType.WRITE, OpReqType.INPLACE)
@@ -269,7 +273,8 @@ def _ops(name: str, fn: Binary, *, broadcast: bool, aliases: tuple[str, ...]) ->
         name, description=f"{fn.desc}\n\n{flavour}  Output dtype = operand dtype.",
         num_inputs=2, input_names=["lhs", "rhs"], params=BroadcastParam if broadcast else NoParams,
         infer_shape=infer_broadcast if broadcast else same_shape(name, ["lhs", "rhs"]),
-        compute={XP: compute}, inplace=[(0, 0), (1, 0)], aliases=aliases,
+        infer_type=fn.infer_type, compute={XP: compute}, inplace=[(0, 0), (1, 0)],
+        aliases=aliases,
         gradient=ZeroGradient() if fn.zero_grad else Gradient(f"_backward_{name}", uses),
         domain=Domain(sample, reference=reference))
     if fn.zero_grad:
@@ -305,8 +310,8 @@ _NAMES = [
 OPS: list[Op] = [
     op
     for key, ename, ealiases, bname, baliases in _NAMES
-    for op in (*_ops(ename, FUNCTIONS[key], broadcast=False, aliases=ealiases),
-               *_ops(bname, FUNCTIONS[key], broadcast=True, aliases=baliases))
+    for op in (*binary_ops(ename, FUNCTIONS[key], broadcast=False, aliases=ealiases),
+               *binary_ops(bname, FUNCTIONS[key], broadcast=True, aliases=baliases))
 ]
 
 

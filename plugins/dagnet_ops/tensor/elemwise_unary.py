@@ -228,7 +228,7 @@ def _round_half_away(xp: Any, x: Any) -> Any:
     return xp.where(xp.abs(x - t) >= 0.5, t + xp.sign(x), t)
 
 
-def _special_values_sample(draw: Any) -> Case:
+def special_values_sample(draw: Any) -> Case:
     """Finite values with some infinities and NaNs among them (for the ``is*`` tests)."""
     shape = S.shape(draw)
     x = S.floats(draw, shape)
@@ -240,7 +240,7 @@ def _special_values_sample(draw: Any) -> Case:
 def _test(name: str, test: Callable[[Any, Any], Any], what: str) -> list[Op]:
     """``_contrib_<name>``: 1 where ``test`` holds, else 0, in the input's dtype."""
     return unary(f"_contrib_{name}", lambda xp, x: test(xp, x).astype(x.dtype), zero_grad=True,
-                 sample=_special_values_sample,
+                 sample=special_values_sample,
                  desc=f"1 where the element is {what}, else 0, in the input's dtype "
                       f"(``mx.nd.contrib.{name}``).  Gradient zero.",
                  note="Integer inputs are finite: isfinite gives 1, isinf and isnan 0.")
