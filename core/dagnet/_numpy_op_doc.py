@@ -6,7 +6,7 @@ signature its generated ``mx.np`` function takes.  dagnet's ``mx.np`` functions 
 Python with their own signatures and docstrings, so the documentation of an operator
 ``_np_<name>`` (``_np__random_<name>``, ``_np__linalg_<name>``), from a plugin say, is
 the ``mx.np`` function :func:`dagnet.numpy_op_signature.function_of_operator` maps it to
-(for dagnet's graph-only ``_np_function`` node, its operator function ``mx.nd._np_function``).
+(or, for an operator with no such function, its operator function ``mx.nd.<name>``).
 """
 
 from __future__ import annotations

@@ -29,8 +29,8 @@ def function_of_operator(op_name: str) -> Any:
     """The ``mx.np`` / ``mx.npx`` function of the operator ``op_name``: ``_np_sum`` is
     ``mx.np.sum``, ``_np__random_normal`` ``mx.np.random.normal``, ``_npx_relu``
     ``mx.npx.relu``; None for a name outside those prefixes.  A registered operator under
-    a prefix that names no such function (dagnet's graph-only ``_np_function``) gives its
-    own operator function, ``mx.nd.<op_name>``, which carries its signature.  Raises
+    a prefix that names no such function (a plugin's, say) gives its own operator function,
+    ``mx.nd.<op_name>``, which carries its signature.  Raises
     :class:`OperatorFunctionNotFound` when the module or function is missing."""
     for prefix, root, submodules in _ROOTS:
         if not op_name.startswith(prefix):

@@ -1,4 +1,4 @@
-"""``_np_function``: a call of an ``mx.np`` / ``mx.npx`` function in a symbol
+"""``_numpy_function``: a call of an ``mx.np`` / ``mx.npx`` function in a symbol
 (``mx.sym.np.tensordot(a, b, 2)``), expanded into the operators it runs.
 
 ``mx.np`` functions compose registered operators with parameters that depend on the input
@@ -61,7 +61,7 @@ def _target(name: str) -> Any:
         for part in parts:
             where = getattr(where, part)
     except AttributeError as error:
-        raise ParamError(f"operator '_np_function': no function {name!r} in mx.np / mx.npx "
+        raise ParamError(f"operator '_numpy_function': no function {name!r} in mx.np / mx.npx "
                          f"({error})") from None
     return where
 
@@ -156,7 +156,7 @@ def _reference(params, *arrays):
 
 
 OPS = [
-    OpBuilder("_np_function")
+    OpBuilder("_numpy_function")
     .describe("A call of an mx.np / mx.npx function in a symbol (mx.sym.np.*), replaced by "
               "the operators the function runs once the input shapes are known.")
     .set_params(NumpyFunctionParam)

@@ -57,7 +57,7 @@ def test_npx_and_json_round_trip():
     x = mx.sym.var("x")
     sym = mx.sym.npx.relu(x - 1)
     loaded = mx.sym.load_json(sym.tojson())
-    node = [n for n in json.loads(sym.tojson())["nodes"] if n["op"] == "_np_function"][0]
+    node = [n for n in json.loads(sym.tojson())["nodes"] if n["op"] == "_numpy_function"][0]
     assert node["attrs"]["function"] == "npx.relu"
     ex, _ = _bind(loaded, x=onp.array([0.0, 3.0], "float32"))
     onp.testing.assert_allclose(ex.forward()[0].asnumpy(), [0.0, 2.0])

@@ -1,5 +1,5 @@
 """Graph-only nodes replaced once shapes are known (an operator with ``expand``, such as
-``_np_function`` of ``mx.sym.np``): :func:`expand_deferred` runs when an executor binds.
+``_numpy_function`` of ``mx.sym.np``): :func:`expand_deferred` runs when an executor binds.
 
 The replacement keeps the graph's interface: the same arguments and auxiliary states in
 the same order, and the same number of outputs; only the inner nodes change.

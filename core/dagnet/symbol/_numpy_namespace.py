@@ -1,6 +1,6 @@
 """``mx.sym.np`` and ``mx.sym.npx``: ``mx.np`` / ``mx.npx`` functions applied to symbols.
 
-``mx.sym.np.tensordot(a, b, 2)`` is one ``_np_function`` node holding the function's name
+``mx.sym.np.tensordot(a, b, 2)`` is one ``_numpy_function`` node holding the function's name
 and its other arguments; when an executor binds the graph the node becomes the operators
 ``mx.np.tensordot`` runs for the input shapes then known (see :mod:`._deferred`).  The
 symbols may appear anywhere among the arguments (``mx.sym.np.stack([a, b])``).
@@ -89,7 +89,7 @@ class Namespace:
             encode = _Encoder()
             arguments = json.dumps([encode(list(args)), encode(kwargs)])
             count = _outputs(full, args, kwargs, encode.inputs)
-            result = function("_np_function")(
+            result = function("_numpy_function")(
                 *encode.inputs, function=full, arguments=arguments,
                 num_args=len(encode.inputs), num_outputs=count, name=name_arg)
             return list(result) if count > 1 else result
