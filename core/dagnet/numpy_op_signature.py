@@ -9,6 +9,7 @@ signatures (``inspect.signature`` reads them), so only the name mapping remains.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from . import numpy as _mx_np
@@ -52,6 +53,8 @@ def function_of_operator(op_name: str) -> Any:
         if func is None:
             raise OperatorFunctionNotFound(f"operator {op_name!r}: {module_name} has no "
                                            f"function {rest!r}")
+        if not hasattr(func, "__signature__"):  # as MXNet's generated functions carry it
+            func.__signature__ = inspect.signature(func)
         return func
     return None
 
