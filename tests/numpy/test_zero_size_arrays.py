@@ -28,3 +28,10 @@ def test_reshaping_a_zero_size_array_keeps_its_gradient():
         assert x.grad.shape == (2, 3, 0, 4)
     finally:
         mx.npx.reset_np()
+
+
+def test_a_zero_size_view_past_the_end_of_an_empty_array():
+    x = mx.np.zeros((100, 0, 10, 0, 0))
+    y = x[(57, slice(None), 3)]  # an offset into a chunk of no bytes
+    assert y.shape == (0, 0, 0)
+    assert (y + y).shape == (0, 0, 0)

@@ -626,6 +626,8 @@ def _build_view(chunk: Chunk, offset: int, shape: tuple[int, ...], dtype: np.dty
                 strides: tuple[int, ...] | None) -> Any:
     raw = chunk.handle.data
     dev = chunk.dev
+    if 0 in shape:  # no element to reach: where in the chunk does not matter (it may be past it)
+        offset, strides = 0, None
     if dev.numpy:
         return np.ndarray(shape, dtype, raw, offset, strides)
     itemsize = dtype.itemsize
