@@ -219,7 +219,13 @@ def ctrl_c_storm(engine: Engine, *, num_vars: int = 5, helpers: int = 2,
     sent_all = threading.Event()
     held_before = dagnet.engine.held_interrupts()
 
+    go = threading.Event()
+
     def send() -> None:
+        # no SIGINT before the main thread is past starting this thread (Thread.start
+        # waits on a lock: an interrupt there would reach the harness, not the engine)
+        go.wait()
+        time.sleep(0.01)
         sender_rng = random.Random(seed + 1)
         deadline = time.monotonic() + max_seconds
         while time.monotonic() < deadline and not (
@@ -245,6 +251,7 @@ def ctrl_c_storm(engine: Engine, *, num_vars: int = 5, helpers: int = 2,
         for thread in helper_threads:
             thread.start()
         sender.start()
+        go.set()
         _storm_main_thread(storm, rng, sent_all)
     finally:
         if collecting:
