@@ -41,18 +41,25 @@ from __future__ import annotations
 
 import os
 
-import _mxnet
-from _mxnet import THREAD_ENV, MXNetError, MXNetWorker
+from _mxnet import THREAD_ENV, MXNetError, MXNetWorker, threaded_worker
 
 os.environ.update(THREAD_ENV)  # before numpy is imported: BLAS starts with one thread
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import Stats, format_table, positive, print_header, timed  # noqa: E402
+from _common import (  # noqa: E402
+    Stats,
+    blas_threads,
+    format_table,
+    positive,
+    print_header,
+    timed,
+)
 
 # ---------------------------------------------------------------- networks
 # Written once for both frameworks (``mx`` is dagnet or mxnet), following MXNet 1.9.1's
@@ -148,26 +155,6 @@ class WrongResult(AssertionError):
     """A workload computed something other than expected."""
 
 
-class _BLASThreads:
-    """dagnet's side: the BLAS thread count for the duration of a ``with`` block."""
-
-    def __init__(self, threads: int):
-        self.threads = threads
-        self.limits = None
-
-    def __enter__(self):
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError as error:  # the MXNet side sets its threads by environment
-            raise RuntimeError("dagnet's BLAS threads are set with threadpoolctl: "
-                               "pip install threadpoolctl") from error
-        self.limits = threadpool_limits(limits=self.threads, user_api="blas")
-        return self
-
-    def __exit__(self, *exc):
-        self.limits.restore_original_limits()
-
-
 class CNNStep:
     """A network bound with ``simple_bind``; ``run()`` gives seconds per training step."""
 
@@ -205,10 +192,12 @@ class CNNStep:
         self._check()
 
     def _threads(self):
+        stack = contextlib.ExitStack()
         if self.dagnet:
-            return _Both(_BLASThreads(1), self.mx.config.set(
-                cpu_workers=self.threads, cpu_kernel_threads=self.threads))
-        return _Both()
+            stack.enter_context(blas_threads(1))
+            stack.enter_context(self.mx.config.set(cpu_workers=self.threads,
+                                                   cpu_kernel_threads=self.threads))
+        return stack
 
     def _step(self) -> None:
         self.ex.forward(is_train=True)
@@ -236,22 +225,6 @@ class CNNStep:
         return seconds
 
 
-class _Both:
-    """Enter several context managers as one."""
-
-    def __init__(self, *managers):
-        self.managers = managers
-
-    def __enter__(self):
-        for m in self.managers:
-            m.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        for m in reversed(self.managers):
-            m.__exit__(*exc)
-
-
 WORKLOADS = {"CNNStep": CNNStep}
 
 # ----------------------------------------------------------- the comparison
@@ -267,21 +240,6 @@ class Cell:
 
     def stats(self) -> Stats | None:
         return Stats(self.samples) if self.samples and not self.error else None
-
-
-def start_worker(python: str, threads: int, timeout: float) -> MXNetWorker:
-    """An MXNet worker whose OpenMP and engine workers run ``threads`` threads.
-
-    MXNetWorker gives its process the one-thread environment of ``_mxnet.THREAD_ENV``;
-    the thread counts are swapped in while it starts, and put back."""
-    saved = dict(_mxnet.THREAD_ENV)
-    _mxnet.THREAD_ENV.update({k: str(threads) for k in saved})
-    _mxnet.THREAD_ENV["MXNET_CPU_WORKER_NTHREADS"] = str(threads)
-    try:
-        return MXNetWorker(python, "threaded_per_device", "cnn_step", timeout)
-    finally:
-        _mxnet.THREAD_ENV.clear()
-        _mxnet.THREAD_ENV.update(saved)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -311,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         if not os.path.exists(args.mxnet_python):
             parser.error(f"--mxnet-python {args.mxnet_python!r} does not exist")
         for threads in args.threads:
-            workers[threads] = start_worker(args.mxnet_python, threads, args.timeout)
+            workers[threads] = threaded_worker(args.mxnet_python, threads, "cnn_step",
+                                               args.timeout)
 
     import dagnet
 
