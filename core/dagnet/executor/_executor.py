@@ -27,7 +27,7 @@ from .. import config as _config
 from .._errors import OperatorError, ShapeError, UnknownNameError
 from ..engine import FnProperty
 from ..ndarray import NDArray, copy_function, new_array, push_copy, wrap_chunk
-from ..operator import OpReqType
+from ..operator import NodeState, OpReqType
 from ..runtime import (
     EngineFunction,
     bulk_function,
@@ -176,8 +176,11 @@ class Executor:
             requested = request_resources(dev.ctx, step.op.resource_requests(step.attrs), writes)
             reqs = [OpReqType.INPLACE if (index, p) in self._plan.inplace else req
                     for p, req in enumerate(step.reqs)]
+            mutated = {arrays[b]._chunk.var for b in step.mutated}
+            inputs = [arrays[b]._chunk.var for b in step.inputs]
+            state = NodeState(inputs, [i for i, var in enumerate(inputs) if var in mutated])
             fn = kernel_function(step.op.kernel_for(dev.device_type), step.attrs, is_train,
-                                 requested, dev.xp, ins, reqs, outs)
+                                 requested, dev.xp, ins, reqs, outs, state=state)
         else:
             fn = _helper_fn(step.kind, ins, outs)
         writes = unique_vars(writes)
