@@ -26,6 +26,7 @@ DEFAULTS = {
     "memory_plan": True,
     "eliminate_common_expr": True,
     "graph_passes": True,
+    "disabled_graph_passes": "",
     "exec_bulk_size": 15,
     "engine_max_pending": 16,
     "engine_switch_interval": 0.0002,

@@ -119,6 +119,9 @@ _KEYS: dict[str, Key] = {
             "executors run the installed graph passes (`dagnet plugins` lists them; the "
             "built-in 'nchw16c_layout' keeps convolution networks' float32 CPU activations "
             "in oneDNN's blocked layout) on the graph before planning"),
+        Key("disabled_graph_passes", str, "",
+            "comma-separated names of graph passes executors do not run (`dagnet plugins` "
+            "lists the passes), e.g. DAGNET_DISABLED_GRAPH_PASSES=fold_batch_norm,fuse_conv"),
         Key("exec_bulk_size", int, 15,
             "executors push a chain of up to this many nodes, and autograd's backward pass "
             "up to this many backward operators, as one engine operation (MXNet's bulk "

@@ -6,7 +6,13 @@ a rewritten JSON or None.  What it returns must keep the graph's interface: the 
 arguments and auxiliary states in the same order and the same outputs with the same
 shapes and dtypes; the executor then plans and runs the rewritten graph
 (``Executor.get_optimized_symbol`` shows it) while its arrays, outputs and names stay
-those of the bound symbol.  Passes run in name order while config ``graph_passes`` is on.
+those of the bound symbol.  Passes run in name order while config ``graph_passes`` is on,
+except those config ``disabled_graph_passes`` names.
+
+A graph bound for inference (``BoundGraph.for_training`` false: no argument has a
+gradient, and the executor runs it with ``is_train=False``) may be rewritten in ways that
+only hold there (BatchNorm folded into a convolution, Dropout dropped); the executor runs
+the graph the passes give for training whenever it is asked for a training-mode pass.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from .. import config, plugins
 from .._errors import PluginError
 from ..context import Context
 
-__all__ = ["BoundGraph", "GraphPassError", "run_graph_passes"]
+__all__ = ["BoundGraph", "GraphPassError", "run_graph_passes", "disabled_graph_passes"]
 
 
 class BoundGraph(NamedTuple):
@@ -28,13 +34,15 @@ class BoundGraph(NamedTuple):
     ``json``: the symbol as MXNet 1.x symbol JSON (a dict: ``nodes`` in graph order,
     ``arg_nodes``, ``heads``); ``shapes`` and ``dtypes``: per node of ``json["nodes"]``, the
     shape (a tuple) and numpy dtype of each of its outputs, hidden ones included;
-    ``ctx``: the device the executor binds to.
+    ``ctx``: the device the executor binds to; ``for_training``: whether the graph may run
+    in training mode or be differentiated (false only for a graph bound for inference).
     """
 
     json: dict
     shapes: list[list[tuple[int, ...]]]
     dtypes: list[list[Any]]
     ctx: Context
+    for_training: bool = True
 
 
 class GraphPassError(PluginError):
@@ -45,21 +53,32 @@ class GraphPassError(PluginError):
 _OFF = "turn graph passes off with dagnet.config.set(graph_passes=False) or DAGNET_GRAPH_PASSES=0"
 
 
+def disabled_graph_passes() -> frozenset[str]:
+    """The names config ``disabled_graph_passes`` (``DAGNET_DISABLED_GRAPH_PASSES``) lists."""
+    text = config.get("disabled_graph_passes")
+    return frozenset(name.strip() for name in text.split(",") if name.strip())
+
+
 def run_graph_passes(symbol: Any, shapes: dict, dtypes: dict, ctx: Context,
-                     infer: Callable[[Any], tuple[dict, dict]]) -> tuple[Any, dict, dict]:
+                     infer: Callable[[Any], tuple[dict, dict]], for_training: bool = True
+                     ) -> tuple[Any, dict, dict]:
     """``(symbol, shapes, dtypes)`` after every registered pass: entry shapes and dtypes
     keyed as ``symbol._infer_shape_entries`` keys them, ``infer(symbol)`` giving them for
-    a rewritten symbol."""
+    a rewritten symbol; ``for_training`` as :class:`BoundGraph` says."""
     if not config.get("graph_passes"):
         return symbol, shapes, dtypes
     registry = plugins.graph_passes()
+    disabled = disabled_graph_passes()
     for name in sorted(registry):
+        if name in disabled:
+            continue
         registration = registry.registration(name)
         nodes = symbol._nodes()
         graph = BoundGraph(
             json.loads(symbol.tojson()),
             [[tuple(shapes[(n, k)]) for k in range(n.num_outputs())] for n in nodes],
-            [[dtypes[(n, k)] for k in range(n.num_outputs())] for n in nodes], ctx)
+            [[dtypes[(n, k)] for k in range(n.num_outputs())] for n in nodes], ctx,
+            for_training)
         where = f"graph pass {name!r} from {registration.provider}"
         try:
             rewritten_json = registration.value(graph)
