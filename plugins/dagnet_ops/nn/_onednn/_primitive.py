@@ -27,7 +27,7 @@ from ._library import DIMS, ExecArg, Library, OneDNNError, log
 
 __all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "Reorder", "scratchpad_attr",
            "output_array", "pooled_bytes", "aligned_bytes", "post_ops_attr", "ELTWISE", "ARG",
-           "CHANNEL_BLOCK", "FORWARD_TRAINING",
+           "CHANNEL_BLOCK", "EIGHT_CHANNEL_TAG", "FORWARD_TRAINING",
            "FORWARD_INFERENCE", "BACKWARD", "blocked_shape", "plain_shape"]
 
 #: ``DNNL_ARG_*`` indices
@@ -39,6 +39,9 @@ F32 = 3  # dnnl_f32
 FORMAT_ANY = 1  # dnnl_format_tag_any
 _PLAIN_TAG = {1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7}  # ndim -> dnnl_a, dnnl_ab, ... (C order)
 _BLOCKED_TAG = {4: 78}  # ndim -> dnnl_aBcd16b (nChw16c): channels in blocks of CHANNEL_BLOCK
+#: ndim -> dnnl_aBc8b / aBcd8b / aBcde8b: channels in blocks of 8, the layout oneDNN's
+#: AVX2 kernels (and its AVX-512 ones) run pooling on
+EIGHT_CHANNEL_TAG = {3: 69, 4: 102, 5: 142}
 #: channels per block in oneDNN's AVX-512 layouts (and in dagnet's NCHW16c arrays)
 CHANNEL_BLOCK = 16
 #: ``dnnl_prop_kind_t``: what a primitive computes
@@ -61,16 +64,16 @@ _HOST = dagnet.cpu()
 
 class MemoryDesc:
     """A memory descriptor this process created (destroyed with it): of the plain C-order
-    layout, of oneDNN's choice (``any_layout``), or of channels in blocks of
+    layout, of oneDNN's choice (``any_layout``), of channels in blocks of
     :data:`CHANNEL_BLOCK` (``blocked``: the layout of a 4-D NCHW16c array, shape
-    ``(N, C/16, H, W, 16)``)."""
+    ``(N, C/16, H, W, 16)``), or of the ``dnnl_format_tag_t`` ``tag``."""
 
     def __init__(self, lib: Library, shape: tuple[int, ...], *, any_layout: bool = False,
-                 blocked: bool = False):
+                 blocked: bool = False, tag: int | None = None):
         self.lib, self.shape = lib, tuple(shape)
         dims = DIMS(*shape)
-        tag = (FORMAT_ANY if any_layout else _BLOCKED_TAG[len(shape)] if blocked
-               else _PLAIN_TAG[len(shape)])
+        tag = tag or (FORMAT_ANY if any_layout else _BLOCKED_TAG[len(shape)] if blocked
+                      else _PLAIN_TAG[len(shape)])
         self.handle = ctypes.c_void_p()
         lib.check(lib.dll.dnnl_memory_desc_create_with_tag(
             ctypes.byref(self.handle), len(shape), dims, F32, tag),
