@@ -29,6 +29,14 @@ def dagnet_register_ops(ops):
 
 @dagnet.hookimpl
 def dagnet_register_graph_passes(passes):
+    from .graph_passes import (
+        eliminate_identity,
+        fold_batch_norm,
+        fuse_conv,
+        fuse_fully_connected,
+    )
     from .nn import layout_pass
 
-    passes.add(layout_pass.NAME, layout_pass.rewrite)
+    for module in (layout_pass, eliminate_identity, fold_batch_norm, fuse_conv,
+                   fuse_fully_connected):
+        passes.add(module.NAME, module.rewrite)
