@@ -14,6 +14,9 @@ __all__ = ["main"]
 
 
 def _plugins_report() -> tuple[str, bool]:
+    from .executor import disabled_graph_passes
+
+    switched_off = disabled_graph_passes()
     manager = plugins.manager()
     manager.load_all()
     lines = [f"dagnet {__version__}: plugins from the {plugins.ENTRY_POINT_GROUP!r} entry points"]
@@ -40,6 +43,8 @@ def _plugins_report() -> tuple[str, bool]:
                     reason = backend.unavailable_reason
                     state = "available" if reason is None else f"unavailable: {reason}"
                     described.append(f"{name} ({backend.device_type}; {state})")
+                elif kind == "graph_passes" and name in switched_off:
+                    described.append(f"{name} (off: disabled_graph_passes)")
                 else:
                     described.append(name)
             shown = described[:40] + ([f"... ({len(names)} in all)"] if len(names) > 40 else [])

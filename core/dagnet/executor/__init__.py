@@ -15,7 +15,9 @@ plans memory from the operators' declarations (``dagnet.config`` key
 every node to the engine.  ``group2ctx`` runs each ``ctx_group`` of nodes on its
 own device (model parallelism), with copies where the graph crosses devices.
 Graph passes that plugins register rewrite a bound graph first (see
-:class:`BoundGraph`; ``dagnet.config`` key ``graph_passes``).
+:class:`BoundGraph`; ``dagnet.config`` keys ``graph_passes`` and
+``disabled_graph_passes``); an executor bound without gradients runs the graph the
+passes rewrote for inference.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from __future__ import annotations
 from ._bind import bind, simple_bind
 from ._cached_op import CachedOp, CachedOpError
 from ._executor import Executor, UnknownArgumentError, UnknownParameterError
-from ._graph_passes import BoundGraph, GraphPassError
+from ._graph_passes import BoundGraph, GraphPassError, disabled_graph_passes
 
 __all__ = ["BoundGraph", "CachedOp", "CachedOpError", "Executor", "GraphPassError",
-           "UnknownArgumentError", "UnknownParameterError", "bind", "simple_bind"]
+           "UnknownArgumentError", "UnknownParameterError", "bind", "disabled_graph_passes",
+           "simple_bind"]
