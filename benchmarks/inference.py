@@ -30,7 +30,8 @@ marks a side that does not.  Threads: dagnet's kernel threads and engine workers
 Within every round each cell is measured on every side in turn (the order flipping every
 round), so load elsewhere on the machine disturbs them alike; the table gives the median
 over ``--repeat`` rounds (a measurement averages as many forward passes as fit in about
-``--seconds``).  Target (issue 27): dagnet <= 0.9x the fastest other side in every row.
+``--seconds``) of wall time, or with ``--clock cpu`` of the process's CPU time.  Target
+(issue 27): dagnet <= 0.9x the fastest other side in every row.
 """
 
 from __future__ import annotations
@@ -107,8 +108,9 @@ class Forward:
     ``workdir``: where the worker writes the network's ONNX file."""
 
     def __init__(self, mx, side: str, net: str, batch: int, threads: int, params: str,
-                 output: str, workdir: str, seconds: float):
+                 output: str, workdir: str, seconds: float, clock: str = "wall"):
         self.mx, self.side, self.threads = mx, side, threads
+        self.clock = time.process_time if clock == "cpu" else time.perf_counter
         x = input_batch(batch)
         with self._threads():
             if side == "ort":
@@ -173,10 +175,10 @@ class Forward:
 
     def run(self) -> float:
         with self._threads():
-            start = time.perf_counter()
+            start = self.clock()
             for _ in range(self.count):
                 self.forward()
-            return (time.perf_counter() - start) / self.count
+            return (self.clock() - start) / self.count
 
 
 WORKLOADS = {"Forward": Forward}
@@ -240,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time dagnet with its graph passes off")
     parser.add_argument("--seconds", type=float, default=0.5,
                         help="about how long one measurement runs (default 0.5)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="what a measurement counts: wall time (default), or the "
+                             "process's CPU time, steadier on a busy machine at one thread "
+                             "(at more, threads that spin while they wait count too)")
     parser.add_argument("--timeout", type=float, default=900.0,
                         help="seconds to wait for one MXNet answer (default 900)")
     args = parser.parse_args(argv)
@@ -289,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
             return
         request = dict(side=c.side, net=c.net, batch=c.batch, threads=c.threads,
                        params=params[c.net], output=c.output, workdir=workdir,
-                       seconds=args.seconds)
+                       seconds=args.seconds, clock=args.clock)
         try:
             if c.side in ("dagnet", "plain"):
                 key = (c.side, c.net, c.batch, c.threads)
@@ -312,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         worker.close()
 
     notes = check_outputs(dagnet, rows, params, workdir)
-    print_results(rows, sides, args.repeat)
+    print_results(rows, sides, args.repeat, args.clock)
     for note in broken + notes:
         print(f"error: {note}")
     print(f"({time.perf_counter() - started:.0f} s in all)")
@@ -349,7 +355,7 @@ def check_outputs(dagnet, rows: list[list[Cell]], params: dict[str, str], workdi
     return notes
 
 
-def print_results(rows: list[list[Cell]], sides: list[str], repeat: int) -> None:
+def print_results(rows: list[list[Cell]], sides: list[str], repeat: int, clock: str) -> None:
     def ms(c: Cell) -> str:
         s = c.stats()
         if c.error:
@@ -370,8 +376,9 @@ def print_results(rows: list[list[Cell]], sides: list[str], repeat: int) -> None
         table.append([first.net, first.batch, first.threads, *(ms(by_side[s]) for s in sides),
                       "-" if ratio is None else f"{ratio:.2f}x",
                       "-" if ratio is None else ("yes" if ratio <= TARGET else "NO")])
-    print(f"ms per forward pass, median of {repeat} rounds; dagnet / best from the medians; "
-          f"'!' marks an output off dagnet's plain graph by more than {TOLERANCE} relative")
+    print(f"ms per forward pass ({clock} time), median of {repeat} rounds; dagnet / best from "
+          f"the medians; '!' marks an output off dagnet's plain graph by more than {TOLERANCE} "
+          f"relative")
     print(format_table(["network", "batch", "threads", *(LABELS[s] for s in sides),
                         "dagnet/best", f"<= {TARGET}x"], rows=table,
                        align="<>>" + ">" * (len(sides) + 2)))
