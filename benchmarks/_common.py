@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 __all__ = [
     "machine_info", "load_average", "print_header", "positive", "timed", "Stats",
-    "format_table", "print_table", "blas_threads",
+    "format_table", "print_table", "blas_threads", "comparison_parser",
 ]
 
 
@@ -80,6 +80,21 @@ def print_header(title: str, extra: Sequence[tuple[str, str]] = ()) -> None:
         print(f"{name:<{width}}  {value}")
     print(f"{'command':<{width}}  {' '.join([os.path.basename(sys.executable)] + sys.argv)}")
     print()
+
+
+def comparison_parser(doc: str, without_mxnet: str) -> argparse.ArgumentParser:
+    """The command line of a script comparing dagnet with MXNet: its description and
+    epilog from the script's docstring ``doc`` (first paragraph; from the third on),
+    ``--mxnet-python`` (without it, ``without_mxnet``) and ``--repeat``."""
+    parser = argparse.ArgumentParser(
+        description=doc.split("\n\n")[0], epilog=doc.split("\n\n", 2)[2],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mxnet-python", metavar="PATH",
+                        help=f"a python that has mxnet==1.9.1 (e.g. a virtualenv's "
+                             f"bin/python); without it {without_mxnet}")
+    parser.add_argument("--repeat", type=positive, default=5,
+                        help="rounds; median and min over them (default 5)")
+    return parser
 
 
 def positive(text: str) -> int:

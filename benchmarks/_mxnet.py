@@ -31,7 +31,8 @@ import tempfile
 import time
 import traceback
 
-__all__ = ["MXNET_ENGINES", "THREAD_ENV", "MXNetError", "MXNetWorker", "threaded_worker"]
+__all__ = ["MXNET_ENGINES", "THREAD_ENV", "MXNetError", "MXNetWorker", "threaded_worker",
+           "threaded_workers", "describe_workers"]
 
 #: dagnet engine name -> the MXNet engine it is compared with
 MXNET_ENGINES = {
@@ -157,6 +158,35 @@ def threaded_worker(python: str, threads: int, module: str, timeout: float) -> M
     env = {name: str(threads) for name in THREAD_ENV}
     env["MXNET_CPU_WORKER_NTHREADS"] = str(threads)
     return MXNetWorker(python, "threaded_per_device", module, timeout, env)
+
+
+def threaded_workers(python: str | None, thread_counts, module: str, timeout: float
+                     ) -> dict[int, MXNetWorker]:
+    """A :func:`threaded_worker` per thread count, started at once (they import mxnet while
+    the caller imports dagnet); none without ``python``."""
+    if not python:
+        return {}
+    if not os.path.exists(python):
+        raise SystemExit(f"--mxnet-python {python!r} does not exist")
+    return {threads: threaded_worker(python, threads, module, timeout)
+            for threads in thread_counts}
+
+
+def describe_workers(workers: dict[int, MXNetWorker]) -> tuple[list[tuple[str, str]], list[str]]:
+    """A header fact per worker (waiting for it to be ready), and the failures of those
+    that did not start."""
+    facts, broken = [], []
+    for threads, worker in workers.items():
+        try:
+            info = worker.ready()
+            facts.append((f"mxnet, {threads} thread(s)",
+                          f"mxnet {info['mxnet']}, numpy {info['numpy']}, "
+                          f"{'+'.join(info['features'])}"))
+        except MXNetError as error:
+            broken.append(str(error))
+    if not workers:
+        facts.append(("mxnet", "not measured (give --mxnet-python PATH)"))
+    return facts, broken
 
 
 def _serve(module_name: str) -> int:

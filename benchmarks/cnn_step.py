@@ -41,11 +41,10 @@ from __future__ import annotations
 
 import os
 
-from _mxnet import THREAD_ENV, MXNetError, MXNetWorker, threaded_worker
+from _mxnet import THREAD_ENV, MXNetError, describe_workers, threaded_workers
 
 os.environ.update(THREAD_ENV)  # before numpy is imported: BLAS starts with one thread
 
-import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -55,6 +54,7 @@ import numpy as np  # noqa: E402
 from _common import (  # noqa: E402
     Stats,
     blas_threads,
+    comparison_parser,
     format_table,
     positive,
     print_header,
@@ -243,14 +243,7 @@ class Cell:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 2)[2],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mxnet-python", metavar="PATH",
-                        help="a python that has mxnet==1.9.1; without it only dagnet is measured")
-    parser.add_argument("--repeat", type=positive, default=5,
-                        help="rounds; median and min over them (default 5)")
+    parser = comparison_parser(__doc__, "only dagnet is measured")
     parser.add_argument("--threads", type=positive, nargs="+", default=[1, 2],
                         help="thread counts (default 1 2)")
     parser.add_argument("--only", nargs="+", choices=sorted(NETWORKS), default=list(NETWORKS),
@@ -264,30 +257,15 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     default_steps = {"lenet": 20, "resnet18": 2, "resnet50": 1}
 
-    workers: dict[int, MXNetWorker] = {}
-    if args.mxnet_python:
-        if not os.path.exists(args.mxnet_python):
-            parser.error(f"--mxnet-python {args.mxnet_python!r} does not exist")
-        for threads in args.threads:
-            workers[threads] = threaded_worker(args.mxnet_python, threads, "cnn_step",
-                                               args.timeout)
+    workers = threaded_workers(args.mxnet_python, args.threads, "cnn_step", args.timeout)
 
     import dagnet
 
     facts = [("dagnet", f"{dagnet.__version__} from {os.path.dirname(dagnet.__file__)}"),
              ("dagnet engine", str(dagnet.config.get("engine"))),
              ("rounds", f"{args.repeat}; in each, every cell on each side in turn")]
-    broken: list[str] = []
-    for threads, worker in workers.items():
-        try:
-            info = worker.ready()
-            facts.append((f"mxnet, {threads} thread(s)",
-                          f"mxnet {info['mxnet']}, numpy {info['numpy']}, "
-                          f"{'+'.join(info['features'])}"))
-        except MXNetError as error:
-            broken.append(str(error))
-    if not workers:
-        facts.append(("mxnet", "not measured (give --mxnet-python PATH)"))
+    worker_facts, broken = describe_workers(workers)
+    facts += worker_facts
     print_header("dagnet vs Apache MXNet 1.9.1: one CNN training step", facts)
     sys.stdout.flush()
 

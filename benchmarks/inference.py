@@ -38,11 +38,10 @@ from __future__ import annotations
 
 import os
 
-from _mxnet import THREAD_ENV, MXNetError, MXNetWorker, threaded_worker
+from _mxnet import THREAD_ENV, MXNetError, describe_workers, threaded_workers
 
 os.environ.update(THREAD_ENV)  # before numpy is imported: BLAS starts with one thread
 
-import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -50,7 +49,14 @@ import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import Stats, blas_threads, format_table, positive, print_header  # noqa: E402
+from _common import (  # noqa: E402
+    Stats,
+    blas_threads,
+    comparison_parser,
+    format_table,
+    positive,
+    print_header,
+)
 
 NETWORKS = ("resnet50_v1", "mobilenetv2_1.0")
 IMAGE = (3, 224, 224)
@@ -223,15 +229,8 @@ def relative_difference(output: np.ndarray, reference: np.ndarray) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 2)[2],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mxnet-python", metavar="PATH",
-                        help="a python with mxnet==1.9.1, onnx and onnxruntime; without it "
-                             "only dagnet is measured")
-    parser.add_argument("--repeat", type=positive, default=5,
-                        help="rounds; median and min over them (default 5)")
+    parser = comparison_parser(__doc__, "only dagnet is measured (that python needs onnx "
+                                        "and onnxruntime too)")
     parser.add_argument("--threads", type=positive, nargs="+", default=[1, 2],
                         help="thread counts (default 1 2)")
     parser.add_argument("--only", nargs="+", choices=NETWORKS, default=list(NETWORKS),
@@ -251,13 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.perf_counter()
 
-    workers: dict[int, MXNetWorker] = {}
-    if args.mxnet_python:
-        if not os.path.exists(args.mxnet_python):
-            parser.error(f"--mxnet-python {args.mxnet_python!r} does not exist")
-        for threads in args.threads:
-            workers[threads] = threaded_worker(args.mxnet_python, threads, "inference",
-                                               args.timeout)
+    workers = threaded_workers(args.mxnet_python, args.threads, "inference", args.timeout)
 
     import dagnet
 
@@ -265,17 +258,8 @@ def main(argv: list[str] | None = None) -> int:
              ("dagnet engine", str(dagnet.config.get("engine"))),
              ("cpu", _cpu_name()),
              ("rounds", f"{args.repeat}; in each, every cell on each side in turn")]
-    broken: list[str] = []
-    for threads, worker in workers.items():
-        try:
-            info = worker.ready()
-            facts.append((f"mxnet, {threads} thread(s)",
-                          f"mxnet {info['mxnet']}, numpy {info['numpy']}, "
-                          f"{'+'.join(info['features'])}"))
-        except MXNetError as error:
-            broken.append(str(error))
-    if not workers:
-        facts.append(("mxnet", "not measured (give --mxnet-python PATH)"))
+    worker_facts, broken = describe_workers(workers)
+    facts += worker_facts
     print_header("Inference: dagnet vs MXNet 1.9.1 and ONNX Runtime", facts)
     sys.stdout.flush()
 
