@@ -11,13 +11,20 @@ the rewritten JSON with the dropped nodes gone.  A node that takes the place of 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from typing import Any
 
 from dagnet.operator import get_op
 
-__all__ = ["GraphEdit", "Entry"]
+__all__ = ["GraphEdit", "Entry", "for_inference"]
 
 Entry = tuple[int, int]  # (node id, output index)
+
+
+def for_inference(graph: Any) -> GraphEdit | None:
+    """A :class:`GraphEdit` of ``graph`` (a BoundGraph) when it is bound for inference; None
+    when it is bound for training (the inference passes leave it)."""
+    return None if graph.for_training else GraphEdit(graph)
 
 
 class GraphEdit:
@@ -37,6 +44,13 @@ class GraphEdit:
         self.changed = False
 
     # -- questions ----------------------------------------------------------------------
+    def nodes_of(self, *ops: str) -> Iterator[int]:
+        """The ids of the nodes (not dropped, checked as the walk reaches them) whose
+        operator is one of ``ops`` (registered names), in graph order."""
+        for nid in range(len(self.nodes)):
+            if nid not in self.dropped and self.op(nid) in ops:
+                yield nid
+
     def op(self, nid: int) -> str | None:
         """The registered name of node ``nid``'s operator (aliases resolved), None for a
         variable."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._edit import GraphEdit
+from ._edit import for_inference
 
 __all__ = ["NAME", "rewrite"]
 
@@ -23,16 +23,13 @@ _IDENTITIES = ("_copy", "BlockGrad")
 def rewrite(graph: Any) -> dict | None:
     """The pass: ``graph`` a :class:`dagnet.executor.BoundGraph`; the rewritten JSON, or
     None where nothing is dropped (or the graph is bound for training)."""
-    if graph.for_training:
+    edit = for_inference(graph)
+    if edit is None:
         return None
-    edit = GraphEdit(graph)
-    for nid in range(len(edit.nodes)):
-        op = edit.op(nid)
-        if op == "Dropout":
-            if edit.params(nid).get("mode", "training") == "always" or \
-                    edit.readers(nid, 1) or edit.is_head(nid, 1):
-                continue
-        elif op not in _IDENTITIES:
+    for nid in edit.nodes_of("Dropout", *_IDENTITIES):
+        if edit.op(nid) == "Dropout" and (
+                edit.params(nid).get("mode", "training") == "always" or
+                edit.readers(nid, 1) or edit.is_head(nid, 1)):
             continue
         source = edit.nodes[nid]["inputs"][0]
         if edit.is_head(nid) and (edit.op(source[0]) is None or

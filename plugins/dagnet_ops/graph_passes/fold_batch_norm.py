@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..nn._conv_fusion import OP, subgraph_json
-from ._edit import GraphEdit
+from ..nn.fused_conv import OP, subgraph_json
+from ._edit import for_inference
 
 __all__ = ["NAME", "rewrite"]
 
@@ -25,12 +25,10 @@ _CHANNEL_FIRST = (None, "NCW", "NCHW", "NCDHW")
 def rewrite(graph: Any) -> dict | None:
     """The pass: ``graph`` a :class:`dagnet.executor.BoundGraph`; the rewritten JSON, or
     None where nothing folds (or the graph is bound for training)."""
-    if graph.for_training:
+    edit = for_inference(graph)
+    if edit is None:
         return None
-    edit = GraphEdit(graph)
-    for nid in range(len(edit.nodes)):
-        if edit.op(nid) != "BatchNorm":
-            continue
+    for nid in edit.nodes_of("BatchNorm"):
         bn = edit.params(nid)
         source, index, _ = edit.nodes[nid]["inputs"][0]
         if index != 0 or edit.op(source) != "Convolution" or edit.sole_reader(source) != nid:

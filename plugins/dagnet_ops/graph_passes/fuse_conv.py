@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..nn._conv_fusion import OP, activation_of, subgraph_json
-from ._edit import GraphEdit
+from ..nn.fused_conv import OP, activation_of, subgraph_json
+from ._edit import GraphEdit, for_inference
 
 __all__ = ["NAME", "rewrite"]
 
@@ -31,13 +31,11 @@ _SUMS = ("elemwise_add", "broadcast_add")
 def rewrite(graph: Any) -> dict | None:
     """The pass: ``graph`` a :class:`dagnet.executor.BoundGraph`; the rewritten JSON, or
     None where nothing fuses (or the graph is bound for training)."""
-    if graph.for_training:
+    edit = for_inference(graph)
+    if edit is None:
         return None
-    edit = GraphEdit(graph)
     order = edit.variable_order()
-    for nid in range(len(edit.nodes)):
-        if nid in edit.dropped:
-            continue
+    for nid in edit.nodes_of("Convolution", OP):
         base = _base(edit, nid)
         if base is None:
             continue

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..nn._conv_fusion import activation_of
+from ..nn.fused_conv import activation_of
 from ..nn.fused_fully_connected import OP, subgraph_json
-from ._edit import GraphEdit
+from ._edit import for_inference
 
 __all__ = ["NAME", "rewrite"]
 
@@ -22,12 +22,10 @@ NAME = "fuse_fully_connected"
 def rewrite(graph: Any) -> dict | None:
     """The pass: ``graph`` a :class:`dagnet.executor.BoundGraph`; the rewritten JSON, or
     None where nothing fuses (or the graph is bound for training)."""
-    if graph.for_training:
+    edit = for_inference(graph)
+    if edit is None:
         return None
-    edit = GraphEdit(graph)
-    for nid in range(len(edit.nodes)):
-        if edit.op(nid) != "FullyConnected":
-            continue
+    for nid in edit.nodes_of("FullyConnected"):
         act = edit.sole_reader(nid)
         if act is None or not activation_of(edit.op(act), edit.params(act)):
             continue

@@ -22,7 +22,7 @@ from dagnet.operator import get_op
 from ._common import erf
 
 __all__ = ["Activation", "Fusion", "fusion_of", "subgraph_json", "activation_of",
-           "FUSED_ACTIVATIONS", "activation_node"]
+           "FUSED_ACTIVATIONS", "activation_node", "subgraph_nodes"]
 
 OP = "_sg_mkldnn_conv"
 
@@ -129,17 +129,24 @@ def activation_node(node: dict, op: str = OP) -> Activation:
     return act
 
 
-@lru_cache(maxsize=256)
-def fusion_of(subgraphs: str) -> Fusion:
-    """The :class:`Fusion` the ``subgraphs`` parameter (JSON text) describes."""
+def subgraph_nodes(subgraphs: str, op: str = OP) -> list[dict]:
+    """The nodes of the one graph a fused ``op``'s ``subgraphs`` parameter (JSON text)
+    holds; ShapeError when it holds no graph or several."""
     try:
         graphs = json.loads(subgraphs)
         nodes = graphs[0]["nodes"]
     except (TypeError, ValueError, KeyError, IndexError):
-        raise ShapeError(f"operator {OP!r}: subgraphs must be a JSON list holding one graph "
+        raise ShapeError(f"operator {op!r}: subgraphs must be a JSON list holding one graph "
                          f"(symbol JSON with 'nodes'), got {subgraphs[:80]!r}") from None
     if len(graphs) != 1:
-        raise ShapeError(f"operator {OP!r} fuses one subgraph, got {len(graphs)}")
+        raise ShapeError(f"operator {op!r} fuses one subgraph, got {len(graphs)}")
+    return nodes
+
+
+@lru_cache(maxsize=256)
+def fusion_of(subgraphs: str) -> Fusion:
+    """The :class:`Fusion` the ``subgraphs`` parameter (JSON text) describes."""
+    nodes = subgraph_nodes(subgraphs)
     conv = batch_norm = act = postsum_act = None
     has_sum = False
     for node in nodes:

@@ -57,11 +57,11 @@ from .._draw import Draw
 from ..contrib.quantize import MKLDNN_LEVELS
 from . import _onednn
 from ._common import derived_once, threads_for
-from ._conv_fusion import OP, Fusion, fusion_of, subgraph_json
+from ._conv_fusion import OP, Fusion, activation_of, fusion_of, subgraph_json
 from ._conv_kernels import conv_forward
 from .convolution import conv_geometry
 
-__all__ = ["OPS", "FusedConvParam", "subgraph_json"]
+__all__ = ["OPS", "OP", "FusedConvParam", "subgraph_json", "activation_of"]
 
 _FLOAT = np.dtype(np.float32)
 _LEVELS = MKLDNN_LEVELS  # the steps a range stands for: 127.5 (int8), 255.5 (uint8)

@@ -42,7 +42,8 @@ from dagnet.operator import (
 from .._draw import Draw
 from . import _onednn
 from ._common import derived_once, threads_for
-from ._conv_fusion import Activation, activation_node
+from ._conv_fusion import Activation, activation_node, subgraph_nodes
+from .fully_connected import sample_case
 
 __all__ = ["OPS", "FusedFullyConnectedParam", "subgraph_json"]
 
@@ -68,14 +69,8 @@ class _Fusion:
 
 @lru_cache(maxsize=256)
 def _fusion_of(subgraphs: str) -> _Fusion:
-    try:
-        graphs = json.loads(subgraphs)
-        nodes = graphs[0]["nodes"]
-    except (TypeError, ValueError, KeyError, IndexError):
-        raise ShapeError(f"operator {OP!r}: subgraphs must be a JSON list holding one graph "
-                         f"(symbol JSON with 'nodes'), got {subgraphs[:80]!r}") from None
     fc = act = None
-    for node in nodes:
+    for node in subgraph_nodes(subgraphs, OP):
         op_name = node.get("op", "null")
         if op_name == "null":
             continue
@@ -186,23 +181,16 @@ _ACTS = (None, ("Activation", {"act_type": "relu"}), ("Activation", {"act_type":
 
 
 def _sample(draw):
-    d = Draw(draw)
-    flatten, no_bias = d.bool("flatten"), d.bool("no_bias")
-    shape = d.shape(d.int(2, 3))
-    hidden = d.int(1, 4, "num_hidden")
-    features = int(np.prod(shape[1:])) if flatten else shape[-1]
-    fc = {"num_hidden": hidden, "no_bias": no_bias, "flatten": flatten}
-    act = d.choice(_ACTS, "act")
-    inputs = [d.uniform(shape), d.uniform((hidden, features))]
-    if not no_bias:
-        inputs.append(d.uniform((hidden,)))
-    return Case(inputs, {"subgraphs": subgraph_json(fc, act), "with_eltwise": act is not None})
+    fc = sample_case(draw)  # FullyConnected's own, then an activation
+    act = Draw(draw).choice(_ACTS, "act")
+    return Case(fc.inputs, {"subgraphs": subgraph_json(fc.params, act),
+                            "with_eltwise": act is not None})
 
 
 def _reference(params, x, w, b=None):
     fusion = _fusion(FusedFullyConnectedParam.parse(OP, params))
     y = np.einsum("...k,hk->...h", _matrix(fusion.fc, x).astype(np.float64), w)
-    y = y if b is None else y + b
+    y = y if b is None else y + b.reshape(-1)
     y = y if fusion.act is None else fusion.act.apply(np, y)
     lead = x.shape[:1] if fusion.fc.flatten else x.shape[:-1]
     return y.reshape(*lead, w.shape[0]).astype(x.dtype)
