@@ -176,8 +176,8 @@ def _make(symbol: Any, dev: Any, shapes: dict, dtypes: dict, args: list, grads: 
     decides so from ``reqs``), its graph is the one the passes give for inference, and the
     graph for training-mode passes is made when one is first asked for (see
     :meth:`Executor.forward`)."""
-    inference = for_training is False or (
-        for_training is None and all(r == "null" for r in reqs))
+    inference = not group2ctx and (for_training is False or (  # passes run on one device
+        for_training is None and all(r == "null" for r in reqs)))
     optimized, bound_shapes, bound_dtypes = symbol, shapes, dtypes
     if _config.get("eliminate_common_expr"):
         optimized, mapping = eliminate_common_expr(symbol)
