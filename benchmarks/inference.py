@@ -143,16 +143,17 @@ class Forward:
         net.hybridize(static_alloc=True, static_shape=True)
         if self.side == "mkldnn":
             net.optimize_for(data, backend="MKLDNN", static_alloc=True, static_shape=True)
-        with contextlib.ExitStack() as stack:
-            if self.side == "plain":  # passes run when the executor is bound, at the first call
-                stack.enter_context(mx.config.set(graph_passes=False))
-            net(data).wait_to_read()
+        plain = self.side == "plain"
 
         def forward() -> np.ndarray:
-            out = net(data)
+            # passes run where an executor is bound, at any call: the cached graph binds a
+            # second one to the data array itself the second time it is given
+            with mx.config.set(graph_passes=False) if plain else contextlib.nullcontext():
+                out = net(data)
             out.wait_to_read()
             return out
 
+        forward()
         return lambda: forward().asnumpy()
 
     def _onnx_runtime(self, name: str, x: np.ndarray, params: str, workdir: str):
