@@ -27,7 +27,7 @@ from ._library import DIMS, ExecArg, Library, OneDNNError, log
 
 __all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "Reorder", "scratchpad_attr",
            "output_array", "pooled_bytes", "aligned_bytes", "post_ops_attr", "ELTWISE", "ARG",
-           "CHANNEL_BLOCK", "EIGHT_CHANNEL_TAG", "FORWARD_TRAINING",
+           "CHANNEL_BLOCK", "EIGHT_CHANNEL_TAG", "QUERY_EXEC_ARG_MD", "FORWARD_TRAINING",
            "FORWARD_INFERENCE", "BACKWARD", "blocked_shape", "plain_shape"]
 
 #: ``DNNL_ARG_*`` indices
