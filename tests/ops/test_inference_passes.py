@@ -251,3 +251,18 @@ def test_a_module_bound_for_prediction_runs_the_inference_graph():
     np.testing.assert_allclose(module.get_outputs()[0].asnumpy(), expected, rtol=1e-4,
                                atol=1e-5 * np.abs(expected).max())
     assert "_sg_mkldnn_conv" in ops(module._exec_group.execs[0])
+
+
+def test_the_passes_need_no_shapes():
+    """A graph rewritten before it is bound (its shapes unknown): everything fuses but the
+    sums, whose operands' shapes must match."""
+    from dagnet.executor import BoundGraph
+    from dagnet_ops.graph_passes import fuse_conv
+
+    graph = json.loads(network().tojson())
+    unknown = [[None] * (3 if n["op"] == "BatchNorm" else 2 if n["op"] == "Dropout" else 1)
+               for n in graph["nodes"]]
+    rewritten = fuse_conv.rewrite(BoundGraph(graph, unknown, [[None] * len(u) for u in unknown],
+                                             mx.cpu(), for_training=False))
+    fused = [n for n in rewritten["nodes"] if n["op"] == "_sg_mkldnn_conv"]
+    assert fused and not any(n.get("attrs", {}).get("with_sum") for n in fused)

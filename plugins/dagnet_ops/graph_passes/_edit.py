@@ -64,8 +64,11 @@ class GraphEdit:
         attrs = self.nodes[nid].get("attrs") or {}
         return {k: v for k, v in attrs.items() if not (k.startswith("__") and k.endswith("__"))}
 
-    def shape(self, nid: int, index: int = 0) -> tuple[int, ...]:
-        return tuple(self.graph.shapes[nid][index])
+    def shape(self, nid: int, index: int = 0) -> tuple[int, ...] | None:
+        """The shape of output ``index`` of node ``nid``; None where the pass is not told
+        (a graph rewritten before it is bound)."""
+        shape = self.graph.shapes[nid][index]
+        return None if shape is None else tuple(shape)
 
     def dtype(self, nid: int, index: int = 0) -> Any:
         return self.graph.dtypes[nid][index]

@@ -100,9 +100,10 @@ def _chain(edit: GraphEdit, nid: int) -> list[_Link]:
         return chain
     position = 0 if inputs[0][0] == last else 1
     other = inputs[1 - position]
-    if (edit.shape(other[0], other[1]), edit.dtype(other[0], other[1])) != \
+    if edit.shape(last) is None or (edit.shape(other[0], other[1]),
+                                    edit.dtype(other[0], other[1])) != \
             (edit.shape(last), edit.dtype(last)):
-        return chain
+        return chain  # a sum of another shape (broadcast), dtype, or of shapes unknown
     chain.append(_Link(reader, "sum", position, other))
     after = edit.sole_reader(reader)
     if after is not None and activation_of(edit.op(after), edit.params(after)):
