@@ -7,6 +7,7 @@ Standard library only at import, so a script can set environment variables
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import platform
@@ -14,11 +15,11 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 __all__ = [
     "machine_info", "load_average", "print_header", "positive", "timed", "Stats",
-    "format_table", "print_table",
+    "format_table", "print_table", "blas_threads", "comparison_parser",
 ]
 
 
@@ -81,6 +82,21 @@ def print_header(title: str, extra: Sequence[tuple[str, str]] = ()) -> None:
     print()
 
 
+def comparison_parser(doc: str, without_mxnet: str) -> argparse.ArgumentParser:
+    """The command line of a script comparing dagnet with MXNet: its description and
+    epilog from the script's docstring ``doc`` (first paragraph; from the third on),
+    ``--mxnet-python`` (without it, ``without_mxnet``) and ``--repeat``."""
+    parser = argparse.ArgumentParser(
+        description=doc.split("\n\n")[0], epilog=doc.split("\n\n", 2)[2],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mxnet-python", metavar="PATH",
+                        help=f"a python that has mxnet==1.9.1 (e.g. a virtualenv's "
+                             f"bin/python); without it {without_mxnet}")
+    parser.add_argument("--repeat", type=positive, default=5,
+                        help="rounds; median and min over them (default 5)")
+    return parser
+
+
 def positive(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     try:
@@ -136,3 +152,19 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[obje
     print(title)
     print(format_table(headers, rows, align))
     print()
+
+
+@contextlib.contextmanager
+def blas_threads(threads: int) -> Iterator[None]:
+    """This process's BLAS thread count for the duration of a ``with`` block (set with
+    threadpoolctl: a worker process of another python sets its count by environment)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError as error:
+        raise RuntimeError("dagnet's BLAS threads are set with threadpoolctl: "
+                           "pip install threadpoolctl") from error
+    limits = threadpool_limits(limits=threads, user_api="blas")
+    try:
+        yield
+    finally:
+        limits.restore_original_limits()

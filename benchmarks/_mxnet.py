@@ -31,7 +31,8 @@ import tempfile
 import time
 import traceback
 
-__all__ = ["MXNET_ENGINES", "THREAD_ENV", "MXNetError", "MXNetWorker"]
+__all__ = ["MXNET_ENGINES", "THREAD_ENV", "MXNetError", "MXNetWorker", "threaded_worker",
+           "threaded_workers", "describe_workers"]
 
 #: dagnet engine name -> the MXNet engine it is compared with
 MXNET_ENGINES = {
@@ -62,7 +63,8 @@ class MXNetWorker:
     raises :class:`MXNetError` at once with the first failure's reason.
     """
 
-    def __init__(self, python: str, engine: str, module: str, timeout: float = 300.0):
+    def __init__(self, python: str, engine: str, module: str, timeout: float = 300.0,
+                 env: dict[str, str] | None = None):
         if engine not in MXNET_ENGINES:
             raise ValueError(f"unknown engine {engine!r}; expected one of "
                              f"{', '.join(sorted(MXNET_ENGINES))}")
@@ -71,16 +73,17 @@ class MXNetWorker:
         self.timeout = timeout
         self.info: dict | None = None
         self._failure: str | None = None
-        env = dict(os.environ)
-        env.update(THREAD_ENV)
-        env["MXNET_ENGINE_TYPE"] = self.mxnet_engine
-        env.pop("PYTHONPATH", None)  # the other python must not see this one's packages
+        environment = dict(os.environ)
+        environment.update(THREAD_ENV)
+        environment.update(env or {})
+        environment["MXNET_ENGINE_TYPE"] = self.mxnet_engine
+        environment.pop("PYTHONPATH", None)  # the other python must not see this one's packages
         here = os.path.dirname(os.path.abspath(__file__))
         self._log = tempfile.TemporaryFile(mode="w+b")
         self._proc = subprocess.Popen(
             [python, "-u", os.path.abspath(__file__), module],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            cwd=here, env=env)
+            cwd=here, env=environment)
         self._buffer = b""
 
     def ready(self) -> dict:
@@ -147,6 +150,43 @@ class MXNetWorker:
         self._failure = (f"MXNet worker ({self.mxnet_engine}): {reason}"
                          + ("\n  " + "\n  ".join(tail) if tail else ""))
         raise MXNetError(self._failure)
+
+
+def threaded_worker(python: str, threads: int, module: str, timeout: float) -> MXNetWorker:
+    """An MXNet worker (ThreadedEnginePerDevice) whose OpenMP, BLAS and engine workers run
+    ``threads`` threads."""
+    env = {name: str(threads) for name in THREAD_ENV}
+    env["MXNET_CPU_WORKER_NTHREADS"] = str(threads)
+    return MXNetWorker(python, "threaded_per_device", module, timeout, env)
+
+
+def threaded_workers(python: str | None, thread_counts, module: str, timeout: float
+                     ) -> dict[int, MXNetWorker]:
+    """A :func:`threaded_worker` per thread count, started at once (they import mxnet while
+    the caller imports dagnet); none without ``python``."""
+    if not python:
+        return {}
+    if not os.path.exists(python):
+        raise SystemExit(f"--mxnet-python {python!r} does not exist")
+    return {threads: threaded_worker(python, threads, module, timeout)
+            for threads in thread_counts}
+
+
+def describe_workers(workers: dict[int, MXNetWorker]) -> tuple[list[tuple[str, str]], list[str]]:
+    """A header fact per worker (waiting for it to be ready), and the failures of those
+    that did not start."""
+    facts, broken = [], []
+    for threads, worker in workers.items():
+        try:
+            info = worker.ready()
+            facts.append((f"mxnet, {threads} thread(s)",
+                          f"mxnet {info['mxnet']}, numpy {info['numpy']}, "
+                          f"{'+'.join(info['features'])}"))
+        except MXNetError as error:
+            broken.append(str(error))
+    if not workers:
+        facts.append(("mxnet", "not measured (give --mxnet-python PATH)"))
+    return facts, broken
 
 
 def _serve(module_name: str) -> int:

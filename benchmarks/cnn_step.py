@@ -41,18 +41,25 @@ from __future__ import annotations
 
 import os
 
-import _mxnet
-from _mxnet import THREAD_ENV, MXNetError, MXNetWorker
+from _mxnet import THREAD_ENV, MXNetError, describe_workers, threaded_workers
 
 os.environ.update(THREAD_ENV)  # before numpy is imported: BLAS starts with one thread
 
-import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import Stats, format_table, positive, print_header, timed  # noqa: E402
+from _common import (  # noqa: E402
+    Stats,
+    blas_threads,
+    comparison_parser,
+    format_table,
+    positive,
+    print_header,
+    timed,
+)
 
 # ---------------------------------------------------------------- networks
 # Written once for both frameworks (``mx`` is dagnet or mxnet), following MXNet 1.9.1's
@@ -148,26 +155,6 @@ class WrongResult(AssertionError):
     """A workload computed something other than expected."""
 
 
-class _BLASThreads:
-    """dagnet's side: the BLAS thread count for the duration of a ``with`` block."""
-
-    def __init__(self, threads: int):
-        self.threads = threads
-        self.limits = None
-
-    def __enter__(self):
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError as error:  # the MXNet side sets its threads by environment
-            raise RuntimeError("dagnet's BLAS threads are set with threadpoolctl: "
-                               "pip install threadpoolctl") from error
-        self.limits = threadpool_limits(limits=self.threads, user_api="blas")
-        return self
-
-    def __exit__(self, *exc):
-        self.limits.restore_original_limits()
-
-
 class CNNStep:
     """A network bound with ``simple_bind``; ``run()`` gives seconds per training step."""
 
@@ -205,10 +192,12 @@ class CNNStep:
         self._check()
 
     def _threads(self):
+        stack = contextlib.ExitStack()
         if self.dagnet:
-            return _Both(_BLASThreads(1), self.mx.config.set(
-                cpu_workers=self.threads, cpu_kernel_threads=self.threads))
-        return _Both()
+            stack.enter_context(blas_threads(1))
+            stack.enter_context(self.mx.config.set(cpu_workers=self.threads,
+                                                   cpu_kernel_threads=self.threads))
+        return stack
 
     def _step(self) -> None:
         self.ex.forward(is_train=True)
@@ -236,22 +225,6 @@ class CNNStep:
         return seconds
 
 
-class _Both:
-    """Enter several context managers as one."""
-
-    def __init__(self, *managers):
-        self.managers = managers
-
-    def __enter__(self):
-        for m in self.managers:
-            m.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        for m in reversed(self.managers):
-            m.__exit__(*exc)
-
-
 WORKLOADS = {"CNNStep": CNNStep}
 
 # ----------------------------------------------------------- the comparison
@@ -269,30 +242,8 @@ class Cell:
         return Stats(self.samples) if self.samples and not self.error else None
 
 
-def start_worker(python: str, threads: int, timeout: float) -> MXNetWorker:
-    """An MXNet worker whose OpenMP and engine workers run ``threads`` threads.
-
-    MXNetWorker gives its process the one-thread environment of ``_mxnet.THREAD_ENV``;
-    the thread counts are swapped in while it starts, and put back."""
-    saved = dict(_mxnet.THREAD_ENV)
-    _mxnet.THREAD_ENV.update({k: str(threads) for k in saved})
-    _mxnet.THREAD_ENV["MXNET_CPU_WORKER_NTHREADS"] = str(threads)
-    try:
-        return MXNetWorker(python, "threaded_per_device", "cnn_step", timeout)
-    finally:
-        _mxnet.THREAD_ENV.clear()
-        _mxnet.THREAD_ENV.update(saved)
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 2)[2],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mxnet-python", metavar="PATH",
-                        help="a python that has mxnet==1.9.1; without it only dagnet is measured")
-    parser.add_argument("--repeat", type=positive, default=5,
-                        help="rounds; median and min over them (default 5)")
+    parser = comparison_parser(__doc__, "only dagnet is measured")
     parser.add_argument("--threads", type=positive, nargs="+", default=[1, 2],
                         help="thread counts (default 1 2)")
     parser.add_argument("--only", nargs="+", choices=sorted(NETWORKS), default=list(NETWORKS),
@@ -306,29 +257,15 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     default_steps = {"lenet": 20, "resnet18": 2, "resnet50": 1}
 
-    workers: dict[int, MXNetWorker] = {}
-    if args.mxnet_python:
-        if not os.path.exists(args.mxnet_python):
-            parser.error(f"--mxnet-python {args.mxnet_python!r} does not exist")
-        for threads in args.threads:
-            workers[threads] = start_worker(args.mxnet_python, threads, args.timeout)
+    workers = threaded_workers(args.mxnet_python, args.threads, "cnn_step", args.timeout)
 
     import dagnet
 
     facts = [("dagnet", f"{dagnet.__version__} from {os.path.dirname(dagnet.__file__)}"),
              ("dagnet engine", str(dagnet.config.get("engine"))),
              ("rounds", f"{args.repeat}; in each, every cell on each side in turn")]
-    broken: list[str] = []
-    for threads, worker in workers.items():
-        try:
-            info = worker.ready()
-            facts.append((f"mxnet, {threads} thread(s)",
-                          f"mxnet {info['mxnet']}, numpy {info['numpy']}, "
-                          f"{'+'.join(info['features'])}"))
-        except MXNetError as error:
-            broken.append(str(error))
-    if not workers:
-        facts.append(("mxnet", "not measured (give --mxnet-python PATH)"))
+    worker_facts, broken = describe_workers(workers)
+    facts += worker_facts
     print_header("dagnet vs Apache MXNet 1.9.1: one CNN training step", facts)
     sys.stdout.flush()
 

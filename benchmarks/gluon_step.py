@@ -29,11 +29,17 @@ from _mxnet import MXNET_ENGINES, THREAD_ENV, MXNetError, MXNetWorker
 
 os.environ.update(THREAD_ENV)  # before numpy is imported: one BLAS/OpenMP thread
 
-import argparse  # noqa: E402
 import sys  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import Stats, format_table, positive, print_header, timed  # noqa: E402
+from _common import (  # noqa: E402
+    Stats,
+    comparison_parser,
+    format_table,
+    positive,
+    print_header,
+    timed,
+)
 
 LAYERS = (784, 512, 512, 10)
 LR = 0.01
@@ -145,14 +151,7 @@ WORKLOADS = {"GluonStep": GluonStep}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 2)[2],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mxnet-python", metavar="PATH",
-                        help="a python that has mxnet==1.9.1; without it only dagnet runs")
-    parser.add_argument("--repeat", type=positive, default=5,
-                        help="rounds; median and min over them (default 5)")
+    parser = comparison_parser(__doc__, "only dagnet runs")
     parser.add_argument("--steps", type=positive, default=30,
                         help="training steps per measurement (default 30)")
     parser.add_argument("--batches", type=positive, nargs="+", default=[128, 8],

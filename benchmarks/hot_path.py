@@ -64,7 +64,14 @@ import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import Stats, format_table, positive, print_header, timed  # noqa: E402
+from _common import (  # noqa: E402
+    Stats,
+    comparison_parser,
+    format_table,
+    positive,
+    print_header,
+    timed,
+)
 
 # ---------------------------------------------------------------- workloads
 # Each takes ``mx`` (dagnet, mxnet, or None for numpy) and keyword parameters;
@@ -501,15 +508,7 @@ def table_rows(groups: list[list[Row]]) -> tuple[list[list[str]], list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 2)[2],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--mxnet-python", metavar="PATH",
-                        help="a python that has mxnet==1.9.1 (e.g. a virtualenv's bin/python); "
-                             "without it only dagnet and numpy are measured")
-    parser.add_argument("--repeat", type=positive, default=5,
-                        help="rounds; median and min over them (default 5)")
+    parser = comparison_parser(__doc__, "only dagnet and numpy are measured")
     parser.add_argument("--only", nargs="+", metavar="NAME",
                         choices=["small", "mlp", "chain", "gradcheck"],
                         default=["small", "mlp", "chain", "gradcheck"],

@@ -27,6 +27,7 @@ DEFAULTS = {
     "eliminate_common_expr": True,
     "graph_passes": True,
     "subgraph_backend": "",
+    "disabled_graph_passes": "",
     "exec_bulk_size": 15,
     "engine_max_pending": 16,
     "engine_switch_interval": 0.0002,

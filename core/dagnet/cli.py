@@ -14,6 +14,9 @@ __all__ = ["main"]
 
 
 def _plugins_report() -> tuple[str, bool]:
+    from .executor import disabled_graph_passes
+
+    switched_off = disabled_graph_passes()
     manager = plugins.manager()
     manager.load_all()
     lines = [f"dagnet {__version__}: plugins from the {plugins.ENTRY_POINT_GROUP!r} entry points"]
@@ -44,6 +47,7 @@ def _plugins_report() -> tuple[str, bool]:
                     roles = [f"subgraph backends {', '.join(b)}"
                              for b in [registry.backends_of(name)] if b]
                     roles += ["every bind"] if registry.runs_on_bind(name) else []
+                    roles += ["off: disabled_graph_passes"] if name in switched_off else []
                     described.append(f"{name} ({'; '.join(roles)})")
                 else:
                     described.append(name)

@@ -124,6 +124,9 @@ _KEYS: dict[str, Key] = {
             "the subgraph backend whose graph passes executors run at bind instead of the "
             "every-bind ones (MXNet's MXNET_SUBGRAPH_BACKEND is read too): a backend name "
             "such as 'default', 'NONE' for no pass at all, empty for the every-bind passes"),
+        Key("disabled_graph_passes", str, "",
+            "comma-separated names of graph passes executors do not run (`dagnet plugins` "
+            "lists the passes), e.g. DAGNET_DISABLED_GRAPH_PASSES=fold_batch_norm,fuse_conv"),
         Key("exec_bulk_size", int, 15,
             "executors push a chain of up to this many nodes, and autograd's backward pass "
             "up to this many backward operators, as one engine operation (MXNet's bulk "

@@ -33,8 +33,16 @@ _CPU_BACKENDS = ("MKLDNN", "ONEDNN")
 
 @dagnet.hookimpl
 def dagnet_register_graph_passes(passes):
+    from .graph_passes import (
+        eliminate_identity,
+        fold_batch_norm,
+        fuse_conv,
+        fuse_fully_connected,
+    )
     from .nn import layout_pass
     from .subgraph import default_backend
 
-    passes.add(layout_pass.NAME, layout_pass.rewrite, backends=_CPU_BACKENDS, on_bind=True)
+    for module in (layout_pass, eliminate_identity, fold_batch_norm, fuse_conv,
+                   fuse_fully_connected):
+        passes.add(module.NAME, module.rewrite, backends=_CPU_BACKENDS, on_bind=True)
     passes.add(default_backend.NAME, default_backend.rewrite, backends=default_backend.BACKENDS)

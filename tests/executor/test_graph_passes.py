@@ -119,3 +119,55 @@ def test_a_pass_that_returns_json_that_does_not_load(add_pass):
                             "heads": [[0, 0, 0]]})
     with pytest.raises(GraphPassError, match="does not load"):
         _net().simple_bind(mx.cpu(), data=(2, 4))
+
+
+def _sigmoid_for_inference(graph):
+    return None if graph.for_training else _to_sigmoid(graph)
+
+
+def _bound_for_inference():
+    """``_net()`` bound without gradients, with the installed passes but ``test_pass`` off
+    (the built-in inference passes would fuse its layers first)."""
+    arrays = {"data": mx.nd.array([[-1.0, 0.0, 2.0, 5.0]]), "fc_weight": mx.nd.array(np.eye(3, 4)),
+              "fc_bias": mx.nd.zeros(3)}
+    others = {*(n for n in plugins.graph_passes() if n != "test_pass"),
+              *mx.executor.disabled_graph_passes()}
+    with mx.config.set(disabled_graph_passes=",".join(sorted(others))):
+        return _net().bind(mx.cpu(), arrays)
+
+
+def test_a_pass_sees_whether_the_graph_is_bound_for_training(add_pass):
+    seen = []
+    add_pass(lambda graph: seen.append(graph.for_training))
+    _net().simple_bind(mx.cpu(), data=(2, 4))
+    _net().simple_bind(mx.cpu(), data=(2, 4), grad_req="null")
+    _bound_for_inference()
+    _net().simple_bind(mx.cpu(), data=(2, 4), grad_req={"fc_weight": "write"})
+    assert seen == [True, False, False, True]
+
+
+def test_an_inference_executor_runs_training_mode_passes_on_the_training_graph(
+        add_pass, engine_name):
+    add_pass(_sigmoid_for_inference)
+    ex = _bound_for_inference()
+    data = np.array([[-1.0, 0.0, 2.0]])
+    outputs = ex.outputs
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), 1 / (1 + np.exp(-data)), rtol=1e-6)
+    assert ex.forward(is_train=True) is outputs
+    np.testing.assert_allclose(outputs[0].asnumpy(), np.maximum(data, 0))
+    ex.backward(out_grads=[mx.nd.ones((1, 3))])  # nothing to compute: no gradients
+    np.testing.assert_allclose(ex.forward()[0].asnumpy(), 1 / (1 + np.exp(-data)), rtol=1e-6)
+    assert "sigmoid" in ex.get_optimized_symbol().tojson()
+
+
+def test_passes_switched_off_by_name_in_config_or_environment(add_pass, monkeypatch):
+    add_pass(_to_sigmoid)
+    with mx.config.set(disabled_graph_passes="other, test_pass"):
+        assert "sigmoid" not in _net().simple_bind(mx.cpu(), data=(2, 4)) \
+            .get_optimized_symbol().tojson()
+    monkeypatch.setenv("DAGNET_DISABLED_GRAPH_PASSES", "test_pass")
+    assert "sigmoid" not in _net().simple_bind(mx.cpu(), data=(2, 4)) \
+        .get_optimized_symbol().tojson()
+    monkeypatch.setenv("DAGNET_DISABLED_GRAPH_PASSES", "other")
+    assert "sigmoid" in _net().simple_bind(mx.cpu(), data=(2, 4)) \
+        .get_optimized_symbol().tojson()

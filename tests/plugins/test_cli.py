@@ -187,3 +187,18 @@ def test_version_and_usage(capsys):
     status, _, err = run_main(capsys)
     assert status == 2 and "plugins" in err and "config" in err
 
+
+
+def test_plugins_lists_the_graph_passes_and_which_are_off(fresh_plugins, monkeypatch, capsys):
+    monkeypatch.setenv("DAGNET_DISABLED_GRAPH_PASSES", "fuse_conv")
+
+    status, report, _ = run_main(capsys, "plugins")
+
+    assert status == 0
+    (line,) = [line for line in section(report, "ops").splitlines()
+               if line.startswith("  graph_passes: ")]
+    passes = line.split(": ", 1)[1].split(", ")
+    for name in ("eliminate_identity", "fold_batch_norm", "fuse_fully_connected",
+                 "nchw16c_layout"):
+        assert name in passes
+    assert "fuse_conv (off: disabled_graph_passes)" in passes

@@ -130,6 +130,7 @@ class Var:
 
     __slots__ = (
         "_name", "_number", "_pending", "_granted", "_write_granted", "_failure", "_deleted",
+        "_version",
     )
 
     def __init__(self, name: str | None = None):
@@ -140,6 +141,17 @@ class Var:
         self._write_granted = False
         self._failure: Failure | None = None
         self._deleted = False
+        self._version = 0
+
+    @property
+    def version(self) -> int:
+        """How many functions that mutate the variable have started (MXNet's
+        ``Var::version``).  Read from a function that uses the variable, it names the
+        value that function sees: no mutation runs beside it, and every one pushed
+        before it has started.  Kernels that derive something from an array and keep it
+        between runs (a convolution's folded weights) compare it to see whether the array
+        was written since."""
+        return self._version
 
     @property
     def name(self) -> str:
@@ -489,6 +501,8 @@ class Engine(abc.ABC):
                 var._failure = failure
             done(block)
             return None
+        for var in block.writes:
+            var._version += 1
         if _listener._listeners:
             return self._execute_reported(block, run_ctx, done)
         running = _running

@@ -15,10 +15,12 @@ plans memory from the operators' declarations (``dagnet.config`` key
 every node to the engine.  ``group2ctx`` runs each ``ctx_group`` of nodes on its
 own device (model parallelism), with copies where the graph crosses devices.
 Graph passes that plugins register rewrite a bound graph first (see
-:class:`BoundGraph`; ``dagnet.config`` key ``graph_passes``); those serving a subgraph
-backend (MXNet's ``MKLDNN``, ``default``) run on request: :func:`optimize_for`
-(``Symbol.optimize_for``), or at bind through ``dagnet.config`` key ``subgraph_backend``
-(``MXNET_SUBGRAPH_BACKEND``), with the options :func:`set_backend_options` keeps.
+:class:`BoundGraph`; ``dagnet.config`` keys ``graph_passes`` and
+``disabled_graph_passes``); those serving a subgraph backend (MXNet's ``MKLDNN``,
+``default``) run on request: :func:`optimize_for` (``Symbol.optimize_for``), or at bind
+through ``dagnet.config`` key ``subgraph_backend`` (``MXNET_SUBGRAPH_BACKEND``), with the
+options :func:`set_backend_options` keeps.  An executor bound without gradients runs the
+graph the passes rewrote for inference.
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ from ._graph_passes import (
     GraphPassError,
     backend_options,
     clear_backend_options,
+    disabled_graph_passes,
     set_backend_options,
 )
 from ._optimize_for import optimize_for
 
 __all__ = ["BoundGraph", "CachedOp", "CachedOpError", "Executor", "GraphPassError",
            "UnknownArgumentError", "UnknownParameterError", "backend_options", "bind",
-           "clear_backend_options", "optimize_for", "set_backend_options", "simple_bind"]
+           "clear_backend_options", "disabled_graph_passes", "optimize_for",
+           "set_backend_options", "simple_bind"]

@@ -181,23 +181,35 @@ def reshape(executor: Executor, partial_shaping: bool, allow_up_sizing: bool,
 
 # -- helpers -------------------------------------------------------------------------
 def _make(symbol: Any, dev: Any, shapes: dict, dtypes: dict, args: list, grads: list, aux: list,
-          reqs: list[str], shared_exec: Executor | None,
-          group2ctx: dict[str, Context]) -> Executor:
-    optimized = symbol
+          reqs: list[str], shared_exec: Executor | None, group2ctx: dict[str, Context],
+          for_training: bool | None = None) -> Executor:
+    """The executor of ``symbol``.  Bound without any gradient (``for_training`` None
+    decides so from ``reqs``), its graph is the one the passes give for inference, and the
+    graph for training-mode passes is made when one is first asked for (see
+    :meth:`Executor.forward`)."""
+    inference = not group2ctx and (for_training is False or (  # passes run on one device
+        for_training is None and all(r == "null" for r in reqs)))
+    optimized, bound_shapes, bound_dtypes = symbol, shapes, dtypes
     if _config.get("eliminate_common_expr"):
         optimized, mapping = eliminate_common_expr(symbol)
         shapes = remap_entries(shapes, mapping, optimized)
         dtypes = remap_entries(dtypes, mapping, optimized)
     if not group2ctx:  # one device
         optimized, shapes, dtypes = run_graph_passes(optimized, shapes, dtypes, dev.ctx,
-                                                     _inference_from(args, aux))
+                                                     _inference_from(args, aux),
+                                                     for_training=not inference)
     devices = place_nodes(optimized, dev.ctx, group2ctx, [a.context for a in args],
                           [a.context for a in aux])
     grad_devices = [None if g is None else g.context for g in grads]
     graph = build_graph(optimized, shapes, dtypes, reqs, devices, grad_devices)
     graph.output_names = symbol.list_outputs()  # an output CSE copied keeps its name
-    return Executor(symbol, dev, bridge_devices(graph), args, grads, aux, reqs, shared_exec,
-                    group2ctx)
+    executor = Executor(symbol, dev, bridge_devices(graph), args, grads, aux, reqs, shared_exec,
+                        group2ctx)
+    if inference:
+        executor._for_training = lambda: _make(
+            symbol, dev, bound_shapes, bound_dtypes, args, grads, aux, reqs, executor,
+            group2ctx, for_training=True)
+    return executor
 
 
 def _inference_from(args: list, aux: list) -> Any:

@@ -34,7 +34,7 @@ from .._errors import OperatorError, ShapeError, UnknownNameError
 from ..engine import FnProperty
 from ..ndarray import NDArray, PreparedCall, copy_function, new_array, push_copy, wrap_chunk
 from ..ndarray.sparse import dispatch, is_sparse, new_sparse
-from ..operator import OpReqType
+from ..operator import NodeState, OpReqType
 from ..runtime import (
     EngineFunction,
     bulk_function,
@@ -110,6 +110,11 @@ class Executor:
         # set_grad_arrays); a backward program is built for one of them
         self._grad_sets: dict[int, list[NDArray | None]] = {0: self.grad_arrays}
         self._grad_version = 0
+        # bound for inference: makes the executor of the graph for training-mode passes
+        # (sharing this one's arrays and memory), built when one is first asked for
+        self._for_training: Callable[[], Executor] | None = None
+        self._training: Executor | None = None
+        self._ran: Executor = self  # the executor whose forward pass ran last
 
     # -- buffers ------------------------------------------------------------------
     def _buffer_arrays(self, eng: Any, shared_outputs: list[NDArray]) -> list[NDArray]:
@@ -220,8 +225,11 @@ class Executor:
             requested = request_resources(dev.ctx, step.op.resource_requests(step.attrs), writes)
             reqs = [OpReqType.INPLACE if (index, p) in self._plan.inplace else req
                     for p, req in enumerate(step.reqs)]
+            mutated = {arrays[b]._chunk.var for b in step.mutated}
+            inputs = [arrays[b]._chunk.var for b in step.inputs]
+            state = NodeState(inputs, [i for i, var in enumerate(inputs) if var in mutated])
             fn = kernel_function(step.op.kernel_for(dev.device_type), step.attrs, is_train,
-                                 requested, dev.xp, ins, reqs, outs)
+                                 requested, dev.xp, ins, reqs, outs, state=state)
         else:
             fn = _helper_fn(step.kind, ins, outs)
         writes = unique_vars(writes)
@@ -263,18 +271,40 @@ class Executor:
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the forward pass (``is_train``: training mode, as for Dropout and
         BatchNorm, whose moving statistics it updates).  ``kwargs`` are copied into
-        the arguments of those names first.  Returns :attr:`outputs`."""
+        the arguments of those names first.  Returns :attr:`outputs`.
+
+        An executor bound without gradients runs the graph the passes rewrote for
+        inference (:meth:`get_optimized_symbol`); a training-mode pass runs the graph as
+        the passes leave it for training, bound the first time one is asked for, on the
+        same arrays and memory."""
         if kwargs:
             self._copy_in(kwargs)
-        graph = self._graph
+        runner = self._runner(bool(is_train))
+        graph = runner._graph
         for b in graph.args + graph.aux:  # sparse arguments: their dense stand-ins
-            if b in self._sparse and b in self._stypes.dense_reads:
-                self._sparse[b].copyto(self._arrays[b])
-        if self._monitor is None:
-            self._run(self._program(False, bool(is_train)))
+            if b in runner._sparse and b in runner._stypes.dense_reads:
+                runner._sparse[b].copyto(runner._arrays[b])
+        if runner._monitor is None:
+            runner._run(runner._program(False, bool(is_train)))
         else:
-            self._monitored_forward(bool(is_train))
+            runner._monitored_forward(bool(is_train))
+        self._ran = runner
+        if runner is not self:
+            for theirs, mine in zip(runner.outputs, self.outputs):
+                if theirs._chunk is not mine._chunk:  # an output the graphs do not share
+                    push_copy(theirs, mine)
         return self.outputs
+
+    def _runner(self, is_train: bool) -> Executor:
+        """The executor that runs a forward pass in this mode: this one, or for a
+        training-mode pass of an executor bound for inference, the one of the graph for
+        training (made on first use)."""
+        if not is_train or self._for_training is None:
+            return self
+        if self._training is None:
+            self._training = self._for_training()
+            self._training._monitor = self._monitor
+        return self._training
 
     def _monitored_forward(self, is_train: bool) -> None:
         callback, monitor_all = self._monitor
@@ -302,6 +332,9 @@ class Executor:
         ``out_grads`` are the head gradients: one per output (a list, a dict by
         output name, or one array for a single output); loss outputs
         (``SoftmaxOutput``, ``MakeLoss``, regression outputs) need none."""
+        if self._ran is not self:  # after a training-mode pass of an inference executor
+            self._ran.backward(out_grads, is_train)
+            return
         graph = self._graph
         if graph.backward_error is not None:
             raise OperatorError(f"backward is not possible: {graph.backward_error}")
@@ -480,6 +513,8 @@ class Executor:
         a convolution's output as a 5-D NCHW16c array, the same values in another
         order)."""
         self._monitor = (callback, bool(monitor_all))
+        if self._training is not None:
+            self._training._monitor = self._monitor
 
     # -- shapes --------------------------------------------------------------------------
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False,

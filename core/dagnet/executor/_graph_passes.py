@@ -6,7 +6,8 @@ a rewritten JSON or None.  What it returns must keep the graph's interface: the 
 arguments and auxiliary states in the same order and the same outputs with the same
 shapes and dtypes; the executor then plans and runs the rewritten graph
 (``Executor.get_optimized_symbol`` shows it) while its arrays, outputs and names stay
-those of the bound symbol.  Passes run in name order while config ``graph_passes`` is on.
+those of the bound symbol.  Passes run in name order while config ``graph_passes`` is on,
+except those config ``disabled_graph_passes`` names.
 
 A pass may serve subgraph backends (MXNet's names for sets of rewrites, ``MKLDNN``,
 ``default``): :func:`dagnet.executor.optimize_for` (``Symbol.optimize_for``) runs the passes
@@ -15,6 +16,11 @@ of the backend it is given, and a bind runs those of config ``subgraph_backend``
 kernel runs (an operator running its subgraph: that graph is the node's, partitioned or not
 by the user already).  Backend options reach a pass as ``BoundGraph.options``:
 ``optimize_for``'s keyword arguments over the defaults :func:`set_backend_options` keeps.
+
+A graph bound for inference (``BoundGraph.for_training`` false: no argument has a
+gradient, and the executor runs it with ``is_train=False``) may be rewritten in ways that
+only hold there (BatchNorm folded into a convolution, Dropout dropped); the executor runs
+the graph the passes give for training whenever it is asked for a training-mode pass.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from .._errors import PluginError
 from ..context import Context
 
 __all__ = ["BoundGraph", "GraphPassError", "backend_options", "clear_backend_options",
-           "run_graph_passes", "set_backend_options"]
+           "disabled_graph_passes", "run_graph_passes", "set_backend_options"]
 
 _NO_OPTIONS: Mapping[str, Any] = MappingProxyType({})
 
@@ -43,7 +49,9 @@ class BoundGraph(NamedTuple):
     shape (a tuple) and numpy dtype of each of its outputs, hidden ones included (None
     where unknown: ``optimize_for`` without the arrays); ``ctx``: the device the executor
     binds to; ``options``: the backend options (``optimize_for``'s keyword arguments),
-    empty for the every-bind passes.
+    empty for the every-bind passes; ``for_training``: whether the graph may run in
+    training mode or be differentiated (false only for a graph bound for inference, or
+    one ``optimize_for`` rewrites).
     """
 
     json: dict
@@ -51,6 +59,7 @@ class BoundGraph(NamedTuple):
     dtypes: list[list[Any]]
     ctx: Context
     options: Mapping[str, Any] = _NO_OPTIONS
+    for_training: bool = True
 
 
 class GraphPassError(PluginError):
@@ -95,15 +104,22 @@ def backend_options(backend: str, *, at_bind: bool = False) -> dict[str, Any]:
 _NO_BACKEND = "NONE"  # MXNET_SUBGRAPH_BACKEND=NONE: no subgraph backend, no pass
 
 
+def disabled_graph_passes() -> frozenset[str]:
+    """The names config ``disabled_graph_passes`` (``DAGNET_DISABLED_GRAPH_PASSES``) lists."""
+    text = config.get("disabled_graph_passes")
+    return frozenset(name.strip() for name in text.split(",") if name.strip())
+
+
 def run_graph_passes(symbol: Any, shapes: dict, dtypes: dict, ctx: Context,
                      infer: Callable[[Any], tuple[dict, dict]], *, backend: str | None = None,
-                     options: Mapping[str, Any] | None = None,
+                     options: Mapping[str, Any] | None = None, for_training: bool = True,
                      fix: str = _OFF) -> tuple[Any, dict, dict]:
     """``(symbol, shapes, dtypes)`` after the passes a bind runs, or, given ``backend``
     (``optimize_for``), after that backend's passes with ``options``: entry shapes and
     dtypes keyed as ``symbol._infer_shape_entries`` keys them (None where unknown),
-    ``infer(symbol)`` giving them for a rewritten symbol; ``fix`` says, in errors, how to
-    do without the passes."""
+    ``infer(symbol)`` giving them for a rewritten symbol; ``for_training`` as
+    :class:`BoundGraph` says; ``fix`` says, in errors, how to do without the passes.
+    Passes config ``disabled_graph_passes`` names are left out either way."""
     if backend is None:  # a bind
         if not config.get("graph_passes"):
             return symbol, shapes, dtypes
@@ -113,15 +129,18 @@ def run_graph_passes(symbol: Any, shapes: dict, dtypes: dict, ctx: Context,
         options = backend_options(backend, at_bind=True) if backend else {}
     registry = plugins.graph_passes()
     chosen = registry.for_backend(backend) if backend else registry.on_bind()
+    disabled = disabled_graph_passes()
     options = MappingProxyType(dict(options or {}))
     for registration in chosen:
         name = registration.name
+        if name in disabled:
+            continue
         nodes = symbol._nodes()
         graph = BoundGraph(
             json.loads(symbol.tojson()),
             [[_known(shapes.get((n, k))) for k in range(n.num_outputs())] for n in nodes],
             [[dtypes.get((n, k)) for k in range(n.num_outputs())] for n in nodes], ctx,
-            options)
+            options, for_training)
         where = f"graph pass {name!r} from {registration.provider}"
         try:
             rewritten_json = registration.value(graph)

@@ -5,6 +5,9 @@ Given the arrays (``args``, ``aux``) or ``shape_dict``/``type_dict``, the passes
 graph's inferred shapes and dtypes, as at a bind; without them every shape and dtype is
 unknown (None), as MXNet partitions then.  The passes keep the graph's interface (see
 :mod:`._graph_passes`), so the arrays bound to the symbol fit the rewritten one too.
+
+As in MXNet, whose ``MKLDNN`` backend folds BatchNorm and fuses layers without a gradient,
+the passes rewrite for inference (``BoundGraph.for_training`` false).
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def optimize_for(symbol: Any, backend: str, args: Mapping[str, Any] | None = Non
            f"report the error to the author of the plugin")
     optimized = run_graph_passes(symbol, entry_shapes, entry_dtypes, ctx, infer,
                                  backend=backend, options={**backend_options(backend),
-                                                           **options}, fix=fix)[0]
+                                                           **options},
+                                 for_training=False, fix=fix)[0]
     # a new symbol either way, as MXNet's: composing it later leaves ``symbol`` alone
     return copy.copy(optimized) if optimized is symbol else optimized

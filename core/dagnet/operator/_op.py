@@ -25,6 +25,7 @@ from ._req import ALL_REQS, OpReqType
 __all__ = [
     "Op",
     "OpContext",
+    "NodeState",
     "Gradient",
     "ComposedGradient",
     "NoGradient",
@@ -53,21 +54,49 @@ class OpContext:
 
     ``is_train``: training mode; ``run_ctx``: the engine's RunContext (device,
     stream); ``requested``: the resources the op asked for, in order (a sequence
-    the kernel reads, not changes); ``xp``: the array module of the device.
+    the kernel reads, not changes); ``xp``: the array module of the device;
+    ``state``: the node's :class:`NodeState` when the kernel runs a node of a bound
+    graph, None for an imperative call.
     """
 
-    __slots__ = ("is_train", "run_ctx", "requested", "xp")
+    __slots__ = ("is_train", "run_ctx", "requested", "xp", "state")
 
-    def __init__(self, is_train: bool, run_ctx: Any, requested: Sequence[Any], xp: Any):
+    def __init__(self, is_train: bool, run_ctx: Any, requested: Sequence[Any], xp: Any,
+                 state: NodeState | None = None):
         self.is_train = is_train
         self.run_ctx = run_ctx
         self.requested = requested
         self.xp = xp
+        self.state = state
 
     @property
     def ctx(self) -> Any:
         """The device the function runs on."""
         return self.run_ctx.ctx if self.run_ctx is not None else None
+
+
+class NodeState:
+    """What one node of a bound graph keeps from one run of its kernel to the next
+    (MXNet's per-node operator state): ``cache``, a dict the kernel fills as it likes,
+    and :meth:`versions` of the node's inputs, so that a kernel deriving something from
+    inputs that rarely change (a convolution's weights, folded and reordered) derives it
+    again only after they were written."""
+
+    __slots__ = ("cache", "runs", "_vars", "_own")
+
+    def __init__(self, input_vars: Sequence[Any], mutated: Sequence[int] = ()):
+        self.cache: dict[Any, Any] = {}
+        self.runs = 0  # counted by the kernel function, before each run of the kernel
+        self._vars = tuple(input_vars)
+        self._own = frozenset(mutated)
+
+    def versions(self, positions: Sequence[int]) -> tuple[int, ...]:
+        """The engine versions of the inputs at ``positions``, as the running kernel sees
+        them: equal to an earlier run's exactly when nothing else wrote them since (an
+        input the node itself mutates, an auxiliary state, is written by each of its own
+        runs; those writes are not counted)."""
+        inputs, own, runs = self._vars, self._own, self.runs
+        return tuple(inputs[i].version - (runs if i in own else 0) for i in positions)
 
 
 @dataclass(frozen=True)

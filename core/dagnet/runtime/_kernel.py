@@ -35,31 +35,40 @@ def request_resources(ctx: Any, requests: Sequence[Any], writes: list[Any]) -> l
 
 def kernel_function(kernel: Any, attrs: Any, is_train: bool, requested: Sequence[Any], xp: Any,
                     inputs: list, reqs: list, outputs: list,
-                    aside: Sequence[int] | None = None) -> Callable[[Any], None]:
+                    aside: Sequence[int] | None = None, state: Any = None
+                    ) -> Callable[[Any], None]:
     """The engine function that runs ``kernel`` on device arrays ``inputs`` into ``outputs``.
 
     ``aside`` lists outputs that overlap an input without being the very same
     view: they are computed into temporaries and copied in afterwards, so the
-    kernel never reads what it already wrote.
+    kernel never reads what it already wrote.  ``state`` is the node's
+    :class:`~dagnet.operator.NodeState` (an executor's steps), handed to the kernel.
     """
     if aside:
         def run_aside(run_ctx: Any) -> None:
+            if state is not None:
+                state.runs += 1
             with stream_scope(run_ctx):
                 targets = list(outputs)
                 for index in aside:
                     targets[index] = xp.empty(outputs[index].shape, outputs[index].dtype)
-                kernel(attrs, OpContext(is_train, run_ctx, requested, xp), inputs, reqs, targets)
+                kernel(attrs, OpContext(is_train, run_ctx, requested, xp, state), inputs, reqs,
+                       targets)
                 for index in aside:
                     outputs[index][...] = targets[index]
 
         return run_aside
 
     def run(run_ctx: Any) -> None:
+        if state is not None:
+            state.runs += 1
         if run_ctx is None or run_ctx.stream is None:
-            kernel(attrs, OpContext(is_train, run_ctx, requested, xp), inputs, reqs, outputs)
+            kernel(attrs, OpContext(is_train, run_ctx, requested, xp, state), inputs, reqs,
+                   outputs)
         else:
             with run_ctx.stream:
-                kernel(attrs, OpContext(is_train, run_ctx, requested, xp), inputs, reqs, outputs)
+                kernel(attrs, OpContext(is_train, run_ctx, requested, xp, state), inputs, reqs,
+                       outputs)
 
     return run
 

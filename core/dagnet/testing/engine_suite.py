@@ -457,6 +457,28 @@ class EngineConformance:
         dagnet_engine.wait_for_var(var, timeout=GUARD)
         assert seen == expected
 
+    def test_a_reader_sees_the_version_of_the_writes_pushed_before(
+            self, dagnet_engine: Engine) -> None:
+        """``Var.version`` read inside a function counts the mutations pushed before it,
+        none pushed after; functions that only read the variable leave it alone."""
+        var, other = dagnet_engine.new_var(), dagnet_engine.new_var()
+        seen: dict[int, int] = {}
+
+        def read(key: int) -> Callable[[RunContext], None]:
+            def fn(run_ctx: RunContext) -> None:
+                time.sleep(0.001)
+                seen[key] = var.version
+            return fn
+
+        start = var.version
+        for round_ in range(1, 5):
+            dagnet_engine.push_sync(lambda run_ctx: None, mutate_vars=[var, other])
+            dagnet_engine.push_sync(read(round_), const_vars=[var], mutate_vars=[other])
+            dagnet_engine.push_sync(read(round_ + 10), const_vars=[var])
+        dagnet_engine.wait_for_all(timeout=GUARD)
+        assert seen == {k: start + k % 10 for k in seen} and len(seen) == 8
+        assert var.version == start + 4
+
     def test_writer_waits_for_earlier_readers(self, dagnet_engine: Engine) -> None:
         """A write pushed after reads starts only once every one of them has ended."""
         var = dagnet_engine.new_var()

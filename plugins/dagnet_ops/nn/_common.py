@@ -20,7 +20,23 @@ __all__ = [
     "known", "set_shape", "spatial", "erf", "scatter_add", "data_type", "reduce_to",
     "threads_for", "each", "sample_spans", "pieces", "channel_last", "to_channel_first",
     "to_channel_last", "layout_shape", "times_transposed", "transposed_product_pays",
+    "derived_once",
 ]
+
+
+def derived_once(ctx: Any, positions: Sequence[int], derive: Any, *key: Any) -> Any:
+    """``derive()``, kept in the running node's state (``ctx.state``) and given again until
+    one of the inputs at ``positions`` is written or ``key`` changes (a kernel's prepared
+    weights: derived once per bound graph and set of parameters); derived at every call
+    where there is no node state (an imperative call)."""
+    state = ctx.state
+    if state is None:
+        return derive()
+    versions = (state.versions(positions), key)
+    held = state.cache.get(derived_once)
+    if held is None or held[0] != versions:
+        held = state.cache[derived_once] = (versions, derive())
+    return held[1]
 
 
 def known(shape: Any) -> bool:

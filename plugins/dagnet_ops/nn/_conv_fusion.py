@@ -21,7 +21,8 @@ from dagnet.operator import get_op
 
 from ._common import erf
 
-__all__ = ["Activation", "Fusion", "fusion_of", "subgraph_json"]
+__all__ = ["Activation", "Fusion", "fusion_of", "subgraph_json", "activation_of",
+           "FUSED_ACTIVATIONS", "activation_node", "subgraph_nodes"]
 
 OP = "_sg_mkldnn_conv"
 
@@ -51,6 +52,24 @@ class Activation:
             return 0.5 * x * (1 + erf(xp, x / math.sqrt(2.0)))
         return xp.clip(x, 0, self.alpha)  # bounded_relu
 
+    def apply_in_place(self, xp: Any, x: Any) -> None:
+        """Overwrite ``x`` with its activation."""
+        if self.kind == "relu" and self.alpha == 0:
+            xp.maximum(x, 0, out=x)
+        elif self.kind == "bounded_relu":
+            xp.clip(x, 0, self.alpha, out=x)
+        else:
+            x[...] = self.apply(xp, x)
+
+    def post_op(self) -> tuple:
+        """The activation as a oneDNN element-wise post-op (see ``_onednn.post_ops_attr``)."""
+        kind, alpha, beta = {
+            "relu": ("relu", self.alpha, 0.0), "sigmoid": ("logistic", 0.0, 0.0),
+            "tanh": ("tanh", 0.0, 0.0), "softrelu": ("soft_relu", 1.0, 0.0),
+            "elu": ("elu", self.alpha, 0.0), "gelu": ("gelu_erf", 0.0, 0.0),
+            "bounded_relu": ("clip", 0.0, self.alpha)}[self.kind]
+        return ("eltwise", kind, alpha, beta)
+
     @property
     def non_negative(self) -> bool:
         """Whether every output is >= 0 (a quantized output is then uint8, as in MXNet)."""
@@ -71,40 +90,63 @@ class Fusion:
     has_sum: bool
 
 
-def _activation(node: dict) -> Activation:
-    op_name, attrs = node["op"], node.get("attrs") or {}
+#: what each fusable activation operator may compute, as MXNet fuses them
+FUSED_ACTIVATIONS = {"Activation": "act_type relu, sigmoid, tanh or softrelu",
+                     "LeakyReLU": "act_type leaky, elu or gelu",
+                     "clip": "a_min=0 (a bounded ReLU)"}
+
+
+def activation_of(op_name: str, attrs: dict[str, Any]) -> Activation | None:
+    """The :class:`Activation` a node of operator ``op_name`` (registered name) with
+    parameters ``attrs`` computes, or None when it is none MXNet fuses
+    (:data:`FUSED_ACTIVATIONS`)."""
     if op_name == "Activation":
         act_type = get_op("Activation").parse_params(attrs).act_type
-        if act_type not in ("relu", "sigmoid", "tanh", "softrelu"):
-            raise ShapeError(f"operator {OP!r}: a fused Activation must be relu, sigmoid, tanh "
-                             f"or softrelu (what MXNet fuses), got {act_type!r}")
-        return Activation(act_type)
+        return Activation(act_type) if act_type in ("relu", "sigmoid", "tanh", "softrelu") \
+            else None
     if op_name == "LeakyReLU":
         params = get_op("LeakyReLU").parse_params(attrs)
         kinds = {"leaky": "relu", "elu": "elu", "gelu": "gelu"}
         if params.act_type not in kinds:
-            raise ShapeError(f"operator {OP!r}: a fused LeakyReLU must be leaky, elu or gelu "
-                             f"(what MXNet fuses), got {params.act_type!r}")
+            return None
         return Activation(kinds[params.act_type], params.slope if params.act_type != "gelu"
                           else 0.0)
-    params = get_op("clip").parse_params(attrs)
-    if params.a_min != 0:
-        raise ShapeError(f"operator {OP!r}: a fused clip must clip from 0 (a bounded ReLU), "
-                         f"got a_min={params.a_min}")
-    return Activation("bounded_relu", params.a_max)
+    if op_name == "clip":
+        params = get_op("clip").parse_params(attrs)
+        return Activation("bounded_relu", params.a_max) if params.a_min == 0 else None
+    return None
+
+
+def activation_node(node: dict, op: str = OP) -> Activation:
+    """The activation a subgraph node of a fused ``op`` computes; ShapeError when it is
+    none MXNet fuses."""
+    op_name, attrs = node["op"], node.get("attrs") or {}
+    act = activation_of(get_op(op_name).name, attrs)
+    if act is None:
+        raise ShapeError(f"operator {op!r}: a fused {op_name} must have "
+                         f"{FUSED_ACTIVATIONS.get(op_name, 'a fusable operator')} (what MXNet "
+                         f"fuses), got {attrs}")
+    return act
+
+
+def subgraph_nodes(subgraphs: str, op: str = OP) -> list[dict]:
+    """The nodes of the one graph a fused ``op``'s ``subgraphs`` parameter (JSON text)
+    holds; ShapeError when it holds no graph or several."""
+    try:
+        graphs = json.loads(subgraphs)
+        nodes = graphs[0]["nodes"]
+    except (TypeError, ValueError, KeyError, IndexError):
+        raise ShapeError(f"operator {op!r}: subgraphs must be a JSON list holding one graph "
+                         f"(symbol JSON with 'nodes'), got {subgraphs[:80]!r}") from None
+    if len(graphs) != 1:
+        raise ShapeError(f"operator {op!r} fuses one subgraph, got {len(graphs)}")
+    return nodes
 
 
 @lru_cache(maxsize=256)
 def fusion_of(subgraphs: str) -> Fusion:
     """The :class:`Fusion` the ``subgraphs`` parameter (JSON text) describes."""
-    try:
-        graphs = json.loads(subgraphs)
-        nodes = graphs[0]["nodes"]
-    except (TypeError, ValueError, KeyError, IndexError):
-        raise ShapeError(f"operator {OP!r}: subgraphs must be a JSON list holding one graph "
-                         f"(symbol JSON with 'nodes'), got {subgraphs[:80]!r}") from None
-    if len(graphs) != 1:
-        raise ShapeError(f"operator {OP!r} fuses one subgraph, got {len(graphs)}")
+    nodes = subgraph_nodes(subgraphs)
     conv = batch_norm = act = postsum_act = None
     has_sum = False
     for node in nodes:
@@ -117,9 +159,9 @@ def fusion_of(subgraphs: str) -> Fusion:
             batch_norm = get_op("BatchNorm").parse_params(node.get("attrs") or {})
         elif op_name in ("Activation", "LeakyReLU", "clip"):
             if has_sum:
-                postsum_act = _activation(node)
+                postsum_act = activation_node(node)
             else:
-                act = _activation(node)
+                act = activation_node(node)
         elif op_name in ("elemwise_add", "_Plus", "_plus", "broadcast_add"):
             has_sum = True
         else:

@@ -22,7 +22,7 @@ from .._draw import Draw
 from ._common import known, set_shape, transposed_product_pays
 from ._second_order import fully_connected_backward_gradient
 
-__all__ = ["OPS"]
+__all__ = ["OPS", "sample_case"]
 
 
 class FullyConnectedParam(Params):
@@ -116,7 +116,8 @@ def _backward(attrs, ctx, inputs, req, outputs):
             dy.sum(axis=0, out=outputs[2])
 
 
-def _sample(draw):
+def sample_case(draw):
+    """A conformance case of FullyConnected (the fused dense layer's starts from it)."""
     d = Draw(draw)
     flatten, no_bias = d.bool("flatten"), d.bool("no_bias")
     shape = d.shape(d.int(2, 3))
@@ -155,7 +156,7 @@ Gradient: ``dX = dY W``, ``dW = dY^T X``, ``db = sum(dY, axis=0)``.""",
     infer_shape=_infer_shape,
     compute={XP: _forward},
     gradient=Gradient("_backward_FullyConnected", uses=("out_grad", "in_data")),
-    domain=Domain(_sample, _reference),
+    domain=Domain(sample_case, _reference),
 )
 
 BackwardFullyConnected = Op(

@@ -24,9 +24,17 @@ memory: it saturates to the operand's type and is read as the output's (an int8 
 caps a uint8 output at 127), which this operator reproduces.  A quantized node needs the
 calibrated range (MXNet's int32 output without one is not provided).  No gradient: the
 fused node is for inference, as in MXNet.
+
+Float32 on the CPU with oneDNN: one oneDNN convolution with the bias, the activations and
+the sum as post-ops, the sum computed in place over its operand where the executor allows.
+In a bound graph the folded weights, in the layout oneDNN picks, are computed once and
+again only after a parameter was written (an optimizer step, ``set_params``): the node
+keeps them in its state, keyed by the engine versions of its parameter inputs.
 """
 
 from __future__ import annotations
+
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -47,11 +55,13 @@ from dagnet.operator import (
 
 from .._draw import Draw
 from ..contrib.quantize import MKLDNN_LEVELS
-from ._conv_fusion import OP, Fusion, fusion_of, subgraph_json
+from . import _onednn
+from ._common import derived_once, threads_for
+from ._conv_fusion import OP, Fusion, activation_of, fusion_of, subgraph_json
 from ._conv_kernels import conv_forward
 from .convolution import conv_geometry
 
-__all__ = ["OPS", "FusedConvParam", "subgraph_json"]
+__all__ = ["OPS", "OP", "FusedConvParam", "subgraph_json", "activation_of"]
 
 _FLOAT = np.dtype(np.float32)
 _LEVELS = MKLDNN_LEVELS  # the steps a range stands for: 127.5 (int8), 255.5 (uint8)
@@ -110,6 +120,9 @@ class _Parts:
                 names += ["sum_min", "sum_max"]
         self.names = names
         self.index = {name: i for i, name in enumerate(names)}
+        # the parameter inputs the folded weights are made of
+        self.parameters = [self.index[name] for name in ("weight", "bias", "gamma", "beta",
+                                                         "mean", "var") if name in self.index]
         last = fusion.postsum_act if attrs.with_sum else fusion.act
         self.unsigned = last is not None and last.non_negative
 
@@ -125,6 +138,12 @@ def _input_names(attrs):
 def _aux(attrs):
     parts = _parts(attrs)
     return [parts.index["mean"], parts.index["var"]] if attrs.with_bn else []
+
+
+def _inplace(attrs):
+    """A float node may write its result over the sum operand (MXNet's oneDNN kernel adds
+    into that memory)."""
+    return [] if attrs.quantized or not attrs.with_sum else [(_parts(attrs).index["sum"], 0)]
 
 
 def _num_outputs(attrs):
@@ -268,11 +287,93 @@ def _saturate(xp, q, out_type: np.dtype, operand):
     return held.view(out_type)
 
 
+class _OneDNNPlan(NamedTuple):
+    """How the oneDNN path runs a node: the kernel, its prepared weights (``staged``: in
+    the kernel's layout) and bias, and the steps after the convolution, the first
+    ``fused`` of them the kernel's post-ops and the rest applied in place after it."""
+
+    kernel: Any
+    weight: np.ndarray
+    staged: bool
+    bias: np.ndarray | None
+    steps: list
+    fused: int
+
+
+def _onednn_plan(lib, parts: _Parts, arrays: dict, threads: int) -> _OneDNNPlan | None:
+    """The kernel and the folded, reordered weights for ``arrays``; None where oneDNN has
+    no kernel."""
+    fusion = parts.fusion
+    data, weight = arrays["data"], arrays["weight"]
+    _, stride, dilate, pad = conv_geometry(OP, fusion.conv, data.ndim)
+    groups = fusion.conv.num_group
+    # the kernel takes the steps as post-ops up to the first activation it would apply
+    # slowly (see fuses_eltwise); numpy applies the rest
+    steps = [step for step in (("act", fusion.act), ("sum", None) if fusion.has_sum else None,
+                               ("act", fusion.postsum_act))
+             if step is not None and step != ("act", None)]
+    fused = len(steps) if _onednn.fuses_eltwise(data.shape, weight.shape, pad, groups) else \
+        next((i for i, step in enumerate(steps) if step[0] == "act"), len(steps))
+    post_ops = tuple(("sum",) if kind == "sum" else act.post_op()
+                     for kind, act in steps[:fused])
+    with_bias = "bias" in arrays or fusion.batch_norm is not None
+    kernel = _onednn.inference_kernel(lib, data.shape, weight.shape, stride, dilate, pad,
+                                      groups, threads, with_bias, post_ops)
+    if kernel is None:
+        return None
+    w, b = _fold_batch_norm(np, parts, arrays)
+    grouped = w.reshape((groups, w.shape[0] // groups, *w.shape[1:])) if groups > 1 else w
+    prepared, staged = kernel.prepared("weights", grouped, threads)
+    return _OneDNNPlan(kernel, prepared, staged,
+                       None if b is None else np.ascontiguousarray(b, np.float32), steps, fused)
+
+
+def _onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out) -> bool:
+    """The float32 node as one oneDNN convolution with the bias and the activations and
+    sum as post-ops, its weights folded and reordered once per set of parameters (while
+    the node's parameter inputs are not written, see ``derived_once``); False where
+    oneDNN cannot run it (then the kernel below does)."""
+    data = arrays["data"]
+    lib = _onednn.library_for(ctx.xp, *arrays.values(), out)
+    if lib is None or req not in (OpReqType.WRITE, OpReqType.INPLACE) or \
+            not out.flags.c_contiguous or data.ndim not in (3, 4, 5):
+        return False
+    threads = threads_for(np)
+    plan = derived_once(ctx, parts.parameters, lambda: _onednn_plan(lib, parts, arrays, threads),
+                        threads, data.shape)
+    if plan is None:
+        return False
+    summed = ("sum", None) in plan.steps[:plan.fused]
+    operand = arrays.get("sum")
+    in_place = operand is not None and operand.ctypes.data == out.ctypes.data
+    if summed and not in_place:
+        np.copyto(out, operand)  # the sum post-op adds to what the output holds
+    elif in_place and not summed:
+        operand = operand.copy()  # the convolution overwrites it before the sum
+    run = {"src": np.ascontiguousarray(data), "weights": plan.weight, "dst": out}
+    if plan.bias is not None:
+        run["bias"] = plan.bias
+    plan.kernel.run(run, threads, staged=("weights",) if plan.staged else ())
+    for kind, act in plan.steps[plan.fused:]:
+        if kind == "sum":
+            out += operand
+        else:
+            act.apply_in_place(np, out)
+    return True
+
+
 def _forward(attrs, ctx, inputs, req, outputs):
     xp = ctx.xp
-    parts = _parts(attrs)
+    state = ctx.state  # a bound node parses its parameters once
+    parts = state.cache.get(_Parts) if state is not None else None
+    if parts is None:
+        parts = _parts(attrs)
+        if state is not None:
+            state.cache[_Parts] = parts
     fusion = parts.fusion
     arrays = dict(zip(parts.names, inputs))
+    if not attrs.quantized and _onednn_forward(ctx, parts, arrays, req[0], outputs[0]):
+        return
     data = arrays["data"]
     geometry = conv_geometry(OP, fusion.conv, data.ndim)
     weight, bias = _fold_batch_norm(xp, parts, arrays)
@@ -437,7 +538,7 @@ OPS = [
     Op(OP, params=FusedConvParam, num_inputs=lambda attrs: len(_input_names(attrs)),
        num_outputs=_num_outputs, input_names=_input_names, output_names=_output_names,
        mutate_inputs=_aux, infer_shape=_infer_shape, infer_type=_infer_type,
-       compute={XP: _forward},
+       compute={XP: _forward}, inplace=_inplace,
        gradient=NoGradient("a fused convolution is for inference (MXNet registers no "
                            "gradient for _sg_mkldnn_conv)"),
        domain=Domain(_sample, reference=_reference, dtypes=("float32", "float64"),

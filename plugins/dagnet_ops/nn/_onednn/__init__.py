@@ -1,5 +1,5 @@
-"""oneDNN's CPU kernels for dagnet's layers (convolution, max pooling and its gradient),
-called through ctypes.
+"""oneDNN's CPU kernels for dagnet's layers (convolution, max pooling and its gradient; the
+fused convolution and fully connected layers of inference graphs), called through ctypes.
 
 Used when the ``onednn-cpu-gomp`` wheel is installed (``libdnnl.so.3`` in the
 environment's ``lib``) and ``config cpu_onednn`` is on (``DAGNET_CPU_ONEDNN=0`` turns it
@@ -22,8 +22,11 @@ from ._convolution import (
     conv_grad_data,
     conv_grad_weight,
     conv_grads,
+    fuses_eltwise,
+    inference_kernel,
     takes_blocked,
 )
+from ._inner_product import inner_product_kernel
 from ._library import DISTRIBUTION, Library, OneDNNError, failure, load
 from ._pooling import max_pool, max_pool_grad
 from ._primitive import CHANNEL_BLOCK, blocked_shape, plain_shape
@@ -32,7 +35,8 @@ from ._reorder import to_blocked, to_plain
 __all__ = ["library", "library_for", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
            "conv_forward", "conv_grad_data", "conv_grad_weight", "conv_grads", "max_pool",
            "max_pool_grad", "blocked_shape", "plain_shape", "takes_blocked", "CHANNEL_BLOCK",
-           "to_blocked", "to_plain", "batch_norm_forward", "batch_norm_backward"]
+           "to_blocked", "to_plain", "batch_norm_forward", "batch_norm_backward",
+           "inference_kernel", "inner_product_kernel", "fuses_eltwise"]
 
 
 def library() -> Library | None:

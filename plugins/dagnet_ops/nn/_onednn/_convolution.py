@@ -19,8 +19,11 @@ from typing import NamedTuple
 
 from ._library import DIMS, Library, OneDNNError
 from ._primitive import (
+    ARG,
     CHANNEL_BLOCK,
+    FORWARD_INFERENCE,
     FORWARD_TRAINING,
+    QUERY_EXEC_ARG_MD,
     Argument,
     Kernel,
     KernelCache,
@@ -29,10 +32,12 @@ from ._primitive import (
     output_array,
     plain_shape,
     pooled_bytes,
-    scratchpad_attr,
+    post_ops_attr,
 )
 
-__all__ = ["ConvProblem", "kernel_for", "conv_forward", "conv_grad_data", "conv_grad_weight",
+__all__ = ["ConvProblem", "kernel_for", "inference_kernel", "fuses_eltwise", "conv_forward",
+           "conv_grad_data",
+           "conv_grad_weight",
            "conv_grads", "takes_blocked"]
 
 _CONVOLUTION_DIRECT = 1
@@ -52,6 +57,9 @@ class ConvProblem(NamedTuple):
     pad: tuple[int, ...]
     groups: int
     blocked: bool = False
+    #: the inference kernel's: a bias argument, and the post-ops (see ``post_ops_attr``)
+    bias: bool = False
+    post_ops: tuple = ()
 
     def plain_layouts(self, pass_: str) -> bool:
         """Whether ``pass_`` runs on the plain layouts (oneDNN's matrix-product kernels)
@@ -86,7 +94,8 @@ class _Descs:
         self.stride = DIMS(*p.stride)
         self.dilate = DIMS(*(d - 1 for d in p.dilate))  # oneDNN counts the gaps
         self.pad = DIMS(*p.pad)
-        self.attr = scratchpad_attr(lib)
+        self.b = MemoryDesc(lib, (p.w_shape[0],)) if p.bias else None
+        self.attr = post_ops_attr(lib, p.post_ops)
         self.lib = lib
 
     def __del__(self):
@@ -100,6 +109,45 @@ def _forward_pd(lib: Library, d: _Descs) -> ctypes.c_void_p:
         d.x.handle, d.w.handle, None, d.y.handle,
         d.stride, d.dilate, d.pad, d.pad, d.attr), "convolution forward descriptor")
     return pd
+
+
+def _inference(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
+    """The forward kernel for inference: with a bias and the problem's post-ops (a sum
+    post-op reads the destination's old values).
+
+    Left to choose the data's layout for inference, oneDNN 3.2 on AVX2 picks channels-last
+    kernels (``brgconv``, ``brdgmm_dw``).  For a grouped (depthwise) convolution their
+    reorders from and to NCHW take longer than the convolution -- a depthwise 3x3 of 96
+    channels at 112x112 took 4.3 ms with them against 0.65 ms on channels in blocks of 8 --
+    so its data takes the layout oneDNN picks for its training kernels (blocks of 8 on
+    AVX2, 16 on AVX-512; plain where the channels do not divide).  An ungrouped one keeps
+    oneDNN's choice, within a tenth of the blocked kernels either way."""
+    hint = None
+    x_md, y_md = d.x.handle, d.y.handle
+    if p.groups > 1 and not p.blocked and not p.plain_layouts("inference"):
+        try:
+            hint = _forward_pd(lib, d)
+        except OneDNNError:
+            pass
+        else:
+            x_md, y_md = (lib.dll.dnnl_primitive_desc_query_md(hint, QUERY_EXEC_ARG_MD, ARG[name])
+                          for name in ("src", "dst"))
+    try:
+        pd = ctypes.c_void_p()
+        lib.check(lib.dll.dnnl_convolution_forward_primitive_desc_create(
+            ctypes.byref(pd), lib.engine, FORWARD_INFERENCE, _CONVOLUTION_DIRECT,
+            x_md, d.w.handle, d.b.handle if d.b else None, y_md,
+            d.stride, d.dilate, d.pad, d.pad, d.attr), "convolution inference descriptor")
+    finally:
+        if hint is not None:  # the new descriptor holds copies of its memory descriptors
+            lib.dll.dnnl_primitive_desc_destroy(hint)
+    x, y = _data_shapes(p)
+    args = [Argument("src", x), Argument("weights", p.onednn_w_shape),
+            Argument("dst", y, output=True,
+                     accumulate=any(op[0] == "sum" for op in p.post_ops))]
+    if p.bias:
+        args.insert(2, Argument("bias", (p.w_shape[0],)))
+    return Kernel(lib, pd, args, "convolution inference")
 
 
 def _forward(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
@@ -153,25 +201,48 @@ def _backward_weights(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
 
 
 _BUILDERS: dict[str, Callable[[Library, ConvProblem, _Descs], Kernel]] = {
-    "forward": _forward, "backward_data": _backward_data, "backward_weights": _backward_weights,
+    "inference": _inference, "forward": _forward, "backward_data": _backward_data,
+    "backward_weights": _backward_weights,
 }
 _cache = KernelCache(_CACHE_SIZE, "convolution")
 
 
 def kernel_for(lib: Library, pass_: str, problem: ConvProblem, threads: int) -> Kernel | None:
-    """The cached kernel for one pass (``forward``, ``backward_data`` or
+    """The cached kernel for one pass (``inference``, ``forward``, ``backward_data`` or
     ``backward_weights``) of ``problem`` on ``threads`` threads, built on first use; None
     when oneDNN has no kernel for it (remembered too)."""
     return _cache.get(lib, (pass_, problem), threads, lambda: _BUILDERS[pass_](
         lib, problem, _Descs(lib, problem, not problem.plain_layouts(pass_))))
 
 
-def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked=False
-             ) -> ConvProblem | None:
+def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked=False, bias=False,
+             post_ops=()) -> ConvProblem | None:
     shapes = (tuple(x_shape), tuple(w_shape), tuple(y_shape))
     if not all(all(shape) for shape in shapes):
         return None  # oneDNN takes no empty arrays; numpy's kernels handle them
-    return ConvProblem(*shapes, tuple(stride), tuple(dilate), tuple(pad), groups, blocked)
+    return ConvProblem(*shapes, tuple(stride), tuple(dilate), tuple(pad), groups, blocked,
+                       bias, tuple(post_ops))
+
+
+def fuses_eltwise(x_shape, w_shape, pad, groups) -> bool:
+    """Whether the inference kernel of this convolution applies element-wise post-ops at
+    no cost: not on the plain layouts of a 1x1 convolution (see
+    :meth:`ConvProblem.plain_layouts`), where oneDNN 3.2's matrix-product kernel takes two
+    to five times as long with one; its bias and sum post-ops cost nothing."""
+    return not ConvProblem(tuple(x_shape), tuple(w_shape), (), (), (), tuple(pad),
+                           groups).plain_layouts("inference")
+
+
+def inference_kernel(lib, x_shape, w_shape, stride, dilate, pad, groups, threads, bias: bool,
+                     post_ops: tuple) -> Kernel | None:
+    """The inference kernel of a convolution of plain ``x_shape`` data with ``w_shape``
+    filters, with a bias argument when ``bias`` and the ``post_ops``; None when oneDNN has
+    none.  Run it on ``{"src", "weights", "bias", "dst"}`` (the weights best
+    :meth:`Kernel.prepared` once); with a sum post-op ``dst`` holds the addend."""
+    y_shape = _output_shape(x_shape, w_shape, stride, dilate, pad)
+    problem = _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, bias=bias,
+                       post_ops=post_ops)
+    return problem and kernel_for(lib, "inference", problem, threads)
 
 
 def _output_shape(x_shape, w_shape, stride, dilate, pad) -> tuple[int, ...]:

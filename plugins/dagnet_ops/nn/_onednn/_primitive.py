@@ -26,11 +26,12 @@ import dagnet
 from ._library import DIMS, ExecArg, Library, OneDNNError, log
 
 __all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "Reorder", "scratchpad_attr",
-           "output_array", "pooled_bytes", "ARG", "CHANNEL_BLOCK", "FORWARD_TRAINING",
+           "output_array", "pooled_bytes", "aligned_bytes", "post_ops_attr", "ELTWISE", "ARG",
+           "CHANNEL_BLOCK", "EIGHT_CHANNEL_TAG", "QUERY_EXEC_ARG_MD", "FORWARD_TRAINING",
            "FORWARD_INFERENCE", "BACKWARD", "blocked_shape", "plain_shape"]
 
 #: ``DNNL_ARG_*`` indices
-ARG = {"src": 1, "dst": 17, "weights": 33, "mean": 49, "variance": 50, "scale": 51,
+ARG = {"src": 1, "dst": 17, "weights": 33, "bias": 41, "mean": 49, "variance": 50, "scale": 51,
        "shift": 52, "workspace": 64, "scratchpad": 80, "diff_src": 129, "diff_dst": 145,
        "diff_weights": 161, "diff_scale": 255, "diff_shift": 256}
 QUERY_EXEC_ARG_MD = 255
@@ -38,6 +39,9 @@ F32 = 3  # dnnl_f32
 FORMAT_ANY = 1  # dnnl_format_tag_any
 _PLAIN_TAG = {1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7}  # ndim -> dnnl_a, dnnl_ab, ... (C order)
 _BLOCKED_TAG = {4: 78}  # ndim -> dnnl_aBcd16b (nChw16c): channels in blocks of CHANNEL_BLOCK
+#: ndim -> dnnl_aBc8b / aBcd8b / aBcde8b: channels in blocks of 8, the layout oneDNN's
+#: AVX2 kernels (and its AVX-512 ones) run pooling on
+EIGHT_CHANNEL_TAG = {3: 69, 4: 102, 5: 142}
 #: channels per block in oneDNN's AVX-512 layouts (and in dagnet's NCHW16c arrays)
 CHANNEL_BLOCK = 16
 #: ``dnnl_prop_kind_t``: what a primitive computes
@@ -60,16 +64,16 @@ _HOST = dagnet.cpu()
 
 class MemoryDesc:
     """A memory descriptor this process created (destroyed with it): of the plain C-order
-    layout, of oneDNN's choice (``any_layout``), or of channels in blocks of
+    layout, of oneDNN's choice (``any_layout``), of channels in blocks of
     :data:`CHANNEL_BLOCK` (``blocked``: the layout of a 4-D NCHW16c array, shape
-    ``(N, C/16, H, W, 16)``)."""
+    ``(N, C/16, H, W, 16)``), or of the ``dnnl_format_tag_t`` ``tag``."""
 
     def __init__(self, lib: Library, shape: tuple[int, ...], *, any_layout: bool = False,
-                 blocked: bool = False):
+                 blocked: bool = False, tag: int | None = None):
         self.lib, self.shape = lib, tuple(shape)
         dims = DIMS(*shape)
-        tag = (FORMAT_ANY if any_layout else _BLOCKED_TAG[len(shape)] if blocked
-               else _PLAIN_TAG[len(shape)])
+        tag = tag or (FORMAT_ANY if any_layout else _BLOCKED_TAG[len(shape)] if blocked
+                      else _PLAIN_TAG[len(shape)])
         self.handle = ctypes.c_void_p()
         lib.check(lib.dll.dnnl_memory_desc_create_with_tag(
             ctypes.byref(self.handle), len(shape), dims, F32, tag),
@@ -101,15 +105,50 @@ def scratchpad_attr(lib: Library) -> ctypes.c_void_p:
     return attr
 
 
+#: ``dnnl_alg_kind_t`` of the element-wise post-ops (oneDNN 3): kind -> algorithm
+ELTWISE = {"relu": 0x20, "tanh": 0x21, "elu": 0x22, "soft_relu": 0x27, "logistic": 0x29,
+           "clip": 0x2e, "gelu_erf": 0x31}
+
+
+def post_ops_attr(lib: Library, post_ops: tuple) -> ctypes.c_void_p:
+    """:func:`scratchpad_attr` with ``post_ops`` appended in order: ``("sum",)`` adds what
+    the destination held; ``("eltwise", kind, alpha, beta)`` applies the element-wise
+    function ``kind`` of :data:`ELTWISE`."""
+    attr = scratchpad_attr(lib)
+    if not post_ops:
+        return attr
+    ops = ctypes.c_void_p()
+    lib.check(lib.dll.dnnl_post_ops_create(ctypes.byref(ops)), "dnnl_post_ops_create")
+    try:
+        for op in post_ops:
+            if op[0] == "sum":
+                lib.check(lib.dll.dnnl_post_ops_append_sum(ops, 1.0, 0, 0),
+                          "dnnl_post_ops_append_sum")
+            else:
+                _, kind, alpha, beta = op
+                lib.check(lib.dll.dnnl_post_ops_append_eltwise(ops, ELTWISE[kind], alpha, beta),
+                          "dnnl_post_ops_append_eltwise")
+        lib.check(lib.dll.dnnl_primitive_attr_set_post_ops(attr, ops),
+                  "dnnl_primitive_attr_set_post_ops")
+    except OneDNNError:
+        lib.dll.dnnl_primitive_attr_destroy(attr)
+        raise
+    finally:
+        lib.dll.dnnl_post_ops_destroy(ops)
+    return attr
+
+
 @dataclass(frozen=True)
 class Argument:
     """An argument of a kernel: its ``DNNL_ARG_*`` name, its plain shape (None: the
-    primitive's own layout, passed as a byte array of :meth:`Kernel.nbytes`), and whether
-    the primitive writes it."""
+    primitive's own layout, passed as a byte array of :meth:`Kernel.nbytes`), whether
+    the primitive writes it, and whether it also reads what the output held before
+    (``accumulate``: the destination of a sum post-op)."""
 
     name: str
     shape: tuple[int, ...] | None
     output: bool = False
+    accumulate: bool = False
 
 
 class _Memory:
@@ -239,6 +278,7 @@ class Kernel:
         self._plain = {a.name: MemoryDesc(lib, a.shape) for a in arguments if a.shape}
         self._direct: dict[str, _Memory] = {}
         self._reorders: dict[str, Reorder] = {}
+        self._reorders_in: dict[str, Reorder] = {}  # accumulated outputs: their old values
         exec_args = []
         for a in arguments:
             inner_md = self.primitive.md(ARG[a.name])
@@ -250,6 +290,9 @@ class Kernel:
                 reorder = self._reorders[a.name] = Reorder(
                     lib, self._plain[a.name], inner_md, a.output)
                 memory = reorder.inner
+                if a.output and a.accumulate:
+                    self._reorders_in[a.name] = Reorder(lib, self._plain[a.name], inner_md,
+                                                        False)
             exec_args.append(ExecArg(ARG[a.name], memory.handle.value))
         scratch = _Memory(lib, self.primitive.md(ARG["scratchpad"]))
         self._scratch = scratch if scratch.nbytes else None
@@ -280,6 +323,17 @@ class Kernel:
         with self._lock:
             self._reorders[name].run(self.lib, array, buffer, threads)
 
+    def prepared(self, name: str, array: np.ndarray, threads: int) -> tuple[np.ndarray, bool]:
+        """Input ``name`` (the plain ``array``) as runs can take it again and again: in a
+        buffer of its own in the primitive's layout (``True``: pass it ``staged``), or
+        ``array`` itself where the primitive takes the plain layout (``False``).  A
+        kernel's weights are prepared so once, not reordered at every run."""
+        if name not in self._reorders:
+            return np.ascontiguousarray(array), False
+        buffer = aligned_bytes(self.nbytes(name))
+        self.stage(name, np.ascontiguousarray(array), buffer, threads)
+        return buffer, True
+
     def run(self, arrays: Mapping[str, np.ndarray], threads: int, *,
             staged: Collection[str] = ()) -> None:
         """Run on ``arrays`` (by argument name: C-contiguous float32 of the declared shapes, or
@@ -305,11 +359,24 @@ class Kernel:
                     reorder.plain.point_at(arrays[name])
                     if not reorder.output:
                         reorder.primitive.run(stream, reorder.args)
+                    elif name in self._reorders_in:  # the old values a sum post-op adds to
+                        back = self._reorders_in[name]
+                        back.point_inner(buffer)
+                        back.plain.point_at(arrays[name])
+                        back.primitive.run(stream, back.args)
                 self.primitive.run(stream, self._args)
                 for _, reorder in todo:
                     if reorder.output:
                         reorder.primitive.run(stream, reorder.args)
                 lib.check(lib.dll.dnnl_stream_wait(stream), "dnnl_stream_wait")
+
+
+def aligned_bytes(nbytes: int, alignment: int = 64) -> np.ndarray:
+    """A byte array of its own (kept, unlike :func:`pooled_bytes`) starting on an
+    ``alignment`` boundary."""
+    raw = np.empty(nbytes + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    return raw[start:start + nbytes]
 
 
 def output_array(out: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:

@@ -1,0 +1,18 @@
+"""The inference graph passes: rewrites of graphs bound for inference only
+(``BoundGraph.for_training`` false), each registered under its module's ``NAME`` and
+switched off by naming it in config ``disabled_graph_passes``.  Passes run in name order:
+
+``eliminate_identity``     Dropout (outside ``mode='always'``), ``identity`` and
+                           ``BlockGrad`` dropped: their readers read their input.
+``fold_batch_norm``        a BatchNorm over a convolution's output folded into the
+                           convolution: one ``_sg_mkldnn_conv`` node (``with_bn``).
+``fuse_conv``              a convolution (or such a fused node) with the activation after
+                           it, a sum with another array and the activation after the sum:
+                           one ``_sg_mkldnn_conv`` node, a oneDNN convolution with
+                           post-ops.
+``fuse_fully_connected``   FullyConnected and the activation after it: one
+                           ``_sg_mkldnn_fully_connected`` node.
+
+The fused nodes are MXNet's (what ``optimize_for("MKLDNN")`` writes), so the optimized
+symbol (``Executor.get_optimized_symbol``) loads in MXNet too.
+"""
