@@ -5,6 +5,7 @@ ones, and an unknown backend says which exist."""
 
 from __future__ import annotations
 
+import json
 import types
 
 import numpy as np
@@ -139,8 +140,15 @@ def test_the_built_in_cpu_passes_answer_to_mxnets_cpu_backend_names():
     assert set(registry.backends_of("nchw16c_layout")) == {"MKLDNN", "ONEDNN"}
     assert registry.runs_on_bind("nchw16c_layout")
     assert not registry.runs_on_bind("default_subgraph")
-    optimized = _net().optimize_for("MKLDNN")  # nothing to block on a dense net
-    assert optimized is not _net() and optimized.tojson() == _net().tojson()
+    for name in ("fuse_fully_connected", "fold_batch_norm", "fuse_conv", "eliminate_identity"):
+        assert set(registry.backends_of(name)) == {"MKLDNN", "ONEDNN"}
+        assert registry.runs_on_bind(name)
+    # as MXNet's MKLDNN backend: the dense layer and its activation become one fused node
+    optimized = _net().optimize_for("MKLDNN")
+    ops = [node["op"] for node in json.loads(optimized.tojson())["nodes"]]
+    assert "_sg_mkldnn_fully_connected" in ops and "Activation" not in ops
+    assert optimized.list_arguments() == _net().list_arguments()
+    np.testing.assert_allclose(_run(optimized)[1], RELU, rtol=1e-6)
 
 
 def test_optimize_for_returns_a_new_symbol_even_unchanged():
