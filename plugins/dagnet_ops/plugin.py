@@ -38,6 +38,7 @@ def dagnet_register_graph_passes(passes):
         fold_batch_norm,
         fuse_conv,
         fuse_fully_connected,
+        inference_layout,
     )
     from .nn import layout_pass
     from .subgraph import default_backend
@@ -45,4 +46,7 @@ def dagnet_register_graph_passes(passes):
     for module in (layout_pass, eliminate_identity, fold_batch_norm, fuse_conv,
                    fuse_fully_connected):
         passes.add(module.NAME, module.rewrite, backends=_CPU_BACKENDS, on_bind=True)
+    # every bind only: its nodes are dagnet's, so optimize_for("MKLDNN") leaves a symbol
+    # MXNet loads
+    passes.add(inference_layout.NAME, inference_layout.rewrite)
     passes.add(default_backend.NAME, default_backend.rewrite, backends=default_backend.BACKENDS)

@@ -65,9 +65,12 @@ def values(symbol, seed=0):
 
 
 def bind(symbol, args, aux, disabled=(), passes=True):
-    """``symbol`` bound for inference to copies of ``args`` and ``aux``."""
+    """``symbol`` bound for inference to copies of ``args`` and ``aux``, the passes
+    ``disabled`` off and ``inference_layout`` too (whose nodes depend on the CPU: see
+    test_inference_layout.py)."""
     copies = ({k: v.copy() for k, v in args.items()}, {k: v.copy() for k, v in aux.items()})
-    with mx.config.set(graph_passes=passes, disabled_graph_passes=",".join(disabled)):
+    off = ",".join([*disabled, "inference_layout"])
+    with mx.config.set(graph_passes=passes, disabled_graph_passes=off):
         return symbol.bind(mx.cpu(), copies[0], aux_states=copies[1])
 
 
@@ -243,7 +246,8 @@ def test_a_module_bound_for_prediction_runs_the_inference_graph():
     symbol = network()
     args, aux = values(symbol)
     module = mx.mod.Module(symbol, data_names=["data"], label_names=None)
-    module.bind(data_shapes=[("data", SHAPE)], for_training=False)
+    with mx.config.set(disabled_graph_passes="inference_layout"):
+        module.bind(data_shapes=[("data", SHAPE)], for_training=False)
     module.set_params({k: v for k, v in args.items() if k != "data"}, aux)
     batch = mx.io.DataBatch([args["data"]])
     module.forward(batch, is_train=False)

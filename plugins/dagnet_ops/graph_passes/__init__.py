@@ -12,7 +12,11 @@ switched off by naming it in config ``disabled_graph_passes``.  Passes run in na
                            post-ops.
 ``fuse_fully_connected``   FullyConnected and the activation after it: one
                            ``_sg_mkldnn_fully_connected`` node.
+``inference_layout``       chains of convolutions on the channel-blocked layout oneDNN
+                           wants on this CPU (``_FusedConv_ChannelBlocks``), with layout
+                           changes only where a chain meets the rest of the graph.
 
 The fused nodes are MXNet's (what ``optimize_for("MKLDNN")`` writes), so the optimized
-symbol (``Executor.get_optimized_symbol``) loads in MXNet too.
+symbol (``Executor.get_optimized_symbol``) loads in MXNet too -- except where
+``inference_layout`` rewrote it: its nodes are dagnet's.
 """

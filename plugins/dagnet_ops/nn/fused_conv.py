@@ -61,7 +61,8 @@ from ._conv_fusion import OP, Fusion, activation_of, fusion_of, subgraph_json
 from ._conv_kernels import conv_forward
 from .convolution import conv_geometry
 
-__all__ = ["OPS", "OP", "FusedConvParam", "subgraph_json", "activation_of"]
+__all__ = ["OPS", "OP", "FusedConvParam", "subgraph_json", "activation_of", "node_parts",
+           "fold_batch_norm", "forward", "onednn_forward", "reference"]
 
 _FLOAT = np.dtype(np.float32)
 _LEVELS = MKLDNN_LEVELS  # the steps a range stands for: 127.5 (int8), 255.5 (uint8)
@@ -127,23 +128,25 @@ class _Parts:
         self.unsigned = last is not None and last.non_negative
 
 
-def _parts(attrs: FusedConvParam) -> _Parts:
+def node_parts(attrs: FusedConvParam) -> _Parts:
+    """The node's fusion (checked against its flags) and its inputs: ``names`` in order,
+    ``index`` by name, ``parameters`` (the positions the folded weights are made of)."""
     return _Parts(attrs)
 
 
 def _input_names(attrs):
-    return _parts(attrs).names
+    return node_parts(attrs).names
 
 
 def _aux(attrs):
-    parts = _parts(attrs)
+    parts = node_parts(attrs)
     return [parts.index["mean"], parts.index["var"]] if attrs.with_bn else []
 
 
 def _inplace(attrs):
     """A float node may write its result over the sum operand (MXNet's oneDNN kernel adds
     into that memory)."""
-    return [] if attrs.quantized or not attrs.with_sum else [(_parts(attrs).index["sum"], 0)]
+    return [] if attrs.quantized or not attrs.with_sum else [(node_parts(attrs).index["sum"], 0)]
 
 
 def _num_outputs(attrs):
@@ -155,7 +158,7 @@ def _output_names(attrs):
 
 
 def _infer_shape(attrs, ins, outs):
-    parts = _parts(attrs)
+    parts = node_parts(attrs)
     ins, outs = list(ins), list(outs)
     at = parts.index
     conv_ins = [ins[at["data"]], ins[at["weight"]]]
@@ -192,7 +195,7 @@ def _quantized_type(name: str, given) -> np.dtype | None:
 
 
 def _infer_type(attrs, ins, outs):
-    parts = _parts(attrs)
+    parts = node_parts(attrs)
     ins = list(ins)
     if not attrs.quantized:
         known = next((np.dtype(t) for t in [*ins, *outs] if t is not None), _FLOAT)
@@ -223,7 +226,7 @@ def _scalar(array) -> float:
     return float(array.reshape(-1)[0])
 
 
-def _fold_batch_norm(xp, parts: _Parts, arrays: dict):
+def fold_batch_norm(xp, parts: _Parts, arrays: dict):
     """The weight and bias with the batch norm folded in (the bias None when there is
     neither a bias nor a batch norm)."""
     weight = arrays["weight"]
@@ -300,46 +303,53 @@ class _OneDNNPlan(NamedTuple):
     fused: int
 
 
-def _onednn_plan(lib, parts: _Parts, arrays: dict, threads: int) -> _OneDNNPlan | None:
-    """The kernel and the folded, reordered weights for ``arrays``; None where oneDNN has
-    no kernel."""
+def _onednn_plan(lib, parts: _Parts, arrays: dict, threads: int, blocked: int
+                 ) -> _OneDNNPlan | None:
+    """The kernel and the folded, reordered weights for ``arrays`` (the data and output
+    channel-blocked when ``blocked``); None where oneDNN has no kernel."""
     fusion = parts.fusion
     data, weight = arrays["data"], arrays["weight"]
-    _, stride, dilate, pad = conv_geometry(OP, fusion.conv, data.ndim)
+    x_shape = _onednn.plain_shape(data.shape) if blocked else data.shape
+    _, stride, dilate, pad = conv_geometry(OP, fusion.conv, len(x_shape))
     groups = fusion.conv.num_group
     # the kernel takes the steps as post-ops up to the first activation it would apply
     # slowly (see fuses_eltwise); numpy applies the rest
     steps = [step for step in (("act", fusion.act), ("sum", None) if fusion.has_sum else None,
                                ("act", fusion.postsum_act))
              if step is not None and step != ("act", None)]
-    fused = len(steps) if _onednn.fuses_eltwise(data.shape, weight.shape, pad, groups) else \
+    fused = len(steps) if blocked or _onednn.fuses_eltwise(x_shape, weight.shape, pad, groups) \
+        else \
         next((i for i, step in enumerate(steps) if step[0] == "act"), len(steps))
     post_ops = tuple(("sum",) if kind == "sum" else act.post_op()
                      for kind, act in steps[:fused])
     with_bias = "bias" in arrays or fusion.batch_norm is not None
-    kernel = _onednn.inference_kernel(lib, data.shape, weight.shape, stride, dilate, pad,
-                                      groups, threads, with_bias, post_ops)
+    kernel = _onednn.inference_kernel(lib, x_shape, weight.shape, stride, dilate, pad,
+                                      groups, threads, with_bias, post_ops, blocked)
     if kernel is None:
         return None
-    w, b = _fold_batch_norm(np, parts, arrays)
+    w, b = fold_batch_norm(np, parts, arrays)
     grouped = w.reshape((groups, w.shape[0] // groups, *w.shape[1:])) if groups > 1 else w
     prepared, staged = kernel.prepared("weights", grouped, threads)
     return _OneDNNPlan(kernel, prepared, staged,
                        None if b is None else np.ascontiguousarray(b, np.float32), steps, fused)
 
 
-def _onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out) -> bool:
+def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocked: int = 0
+                   ) -> bool:
     """The float32 node as one oneDNN convolution with the bias and the activations and
     sum as post-ops, its weights folded and reordered once per set of parameters (while
     the node's parameter inputs are not written, see ``derived_once``); False where
-    oneDNN cannot run it (then the kernel below does)."""
+    oneDNN cannot run it (then numpy's kernel must).  ``arrays``: the node's inputs by
+    name (see :func:`node_parts`); ``blocked``: 0, or the channels per block of the data,
+    the sum operand and ``out`` (4-D data as ``(N, C/block, H, W, block)`` arrays)."""
     data = arrays["data"]
     lib = _onednn.library_for(ctx.xp, *arrays.values(), out)
     if lib is None or req not in (OpReqType.WRITE, OpReqType.INPLACE) or \
-            not out.flags.c_contiguous or data.ndim not in (3, 4, 5):
+            not out.flags.c_contiguous or data.ndim not in ((5,) if blocked else (3, 4, 5)):
         return False
     threads = threads_for(np)
-    plan = derived_once(ctx, parts.parameters, lambda: _onednn_plan(lib, parts, arrays, threads),
+    plan = derived_once(ctx, parts.parameters,
+                        lambda: _onednn_plan(lib, parts, arrays, threads, blocked),
                         threads, data.shape)
     if plan is None:
         return False
@@ -362,21 +372,23 @@ def _onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out) -> bo
     return True
 
 
-def _forward(attrs, ctx, inputs, req, outputs):
+def forward(attrs, ctx, inputs, req, outputs):
+    """The operator's kernel: oneDNN's fused convolution for float32 on numpy, else the
+    layers one after another."""
     xp = ctx.xp
     state = ctx.state  # a bound node parses its parameters once
     parts = state.cache.get(_Parts) if state is not None else None
     if parts is None:
-        parts = _parts(attrs)
+        parts = node_parts(attrs)
         if state is not None:
             state.cache[_Parts] = parts
     fusion = parts.fusion
     arrays = dict(zip(parts.names, inputs))
-    if not attrs.quantized and _onednn_forward(ctx, parts, arrays, req[0], outputs[0]):
+    if not attrs.quantized and onednn_forward(ctx, parts, arrays, req[0], outputs[0]):
         return
     data = arrays["data"]
     geometry = conv_geometry(OP, fusion.conv, data.ndim)
-    weight, bias = _fold_batch_norm(xp, parts, arrays)
+    weight, bias = fold_batch_norm(xp, parts, arrays)
     if attrs.quantized:
         y = _quantized_conv(xp, fusion.conv, arrays, weight, bias, geometry)
     else:
@@ -461,13 +473,18 @@ def _sample(draw):
         inputs += [np.array([lo], np.float32), np.array([hi], np.float32)]
         if with_sum:
             inputs += [np.array([sum_lo], np.float32), np.array([sum_hi], np.float32)]
-        params["min_calib_range"] = 0.0 if _parts(attrs).unsigned else -d.float(1.0, 4.0)
+        params["min_calib_range"] = 0.0 if node_parts(attrs).unsigned else -d.float(1.0, 4.0)
         params["max_calib_range"] = d.float(1.0, 4.0)
     return Case(inputs, params)
 
 
-def _reference_conv(x, w, stride, pad):
-    """A direct 2-D cross-correlation, window by window, in float64."""
+def _reference_conv(x, w, stride, pad, groups=1):
+    """A direct 2-D cross-correlation, window by window, in float64; with ``groups``, of
+    each group of channels with its group of filters."""
+    if groups > 1:
+        c, f = x.shape[1] // groups, w.shape[0] // groups
+        return np.concatenate([_reference_conv(x[:, g * c:(g + 1) * c], w[g * f:(g + 1) * f],
+                                               stride, pad) for g in range(groups)], axis=1)
     x = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (pad[0],) * 2, (pad[1],) * 2))
     n, _, height, width = x.shape
     f, _, kh, kw = w.shape
@@ -480,9 +497,11 @@ def _reference_conv(x, w, stride, pad):
     return out
 
 
-def _reference(params, *inputs):
+def reference(params, *inputs):
+    """The conformance suite's reference: the layers one after another in float64, a
+    direct convolution window by window."""
     attrs = FusedConvParam.parse(OP, params)
-    parts = _parts(attrs)
+    parts = node_parts(attrs)
     fusion = parts.fusion
     a = dict(zip(parts.names, inputs))
     w, b = a["weight"], a.get("bias")
@@ -504,12 +523,12 @@ def _reference(params, *inputs):
                 np.where(b != 0, b, 1.0) / ds
             ws = np.where(b != 0, np.minimum(ws, limit), ws)
         y = _reference_conv(x, np.clip(np.rint(w * ws[:, None, None, None]), -128, 127),
-                            stride, pad)
+                            stride, pad, fusion.conv.num_group)
         if b is not None:
             y += np.rint(b * ds * ws)[None, :, None, None]
         y = y / (ds * ws)[None, :, None, None]
     else:
-        y = _reference_conv(a["data"], w, stride, pad)
+        y = _reference_conv(a["data"], w, stride, pad, fusion.conv.num_group)
         if b is not None:
             y = y + b[None, :, None, None]
     if fusion.act is not None:
@@ -538,10 +557,10 @@ OPS = [
     Op(OP, params=FusedConvParam, num_inputs=lambda attrs: len(_input_names(attrs)),
        num_outputs=_num_outputs, input_names=_input_names, output_names=_output_names,
        mutate_inputs=_aux, infer_shape=_infer_shape, infer_type=_infer_type,
-       compute={XP: _forward}, inplace=_inplace,
+       compute={XP: forward}, inplace=_inplace,
        gradient=NoGradient("a fused convolution is for inference (MXNet registers no "
                            "gradient for _sg_mkldnn_conv)"),
-       domain=Domain(_sample, reference=_reference, dtypes=("float32", "float64"),
+       domain=Domain(_sample, reference=reference, dtypes=("float32", "float64"),
                      rtol=1e-6, atol=1e-9),
        description="Fused convolution subgraph (MXNet's MKL-DNN graph pass): convolution, "
                    "optional batch norm folded into it, activation, sum and activation after "

@@ -179,7 +179,7 @@ def _conv_forward(attrs, ctx, inputs, req, outputs):
     if lib is not None and req[0] is not OpReqType.NULL:
         _, stride, dilate, pad = convolution.conv_geometry("Convolution", attrs, 4)
         y = _onednn.conv_forward(lib, x, w, stride, dilate, pad, 1, threads_for(xp),
-                                 _direct(outputs[0], req[0]), blocked=True)
+                                 _direct(outputs[0], req[0]), blocked=BLOCK)
     if y is None:
         _through_plain(convolution._forward, attrs, ctx, inputs, req, outputs, {0})
         return
@@ -213,12 +213,12 @@ def _onednn_grads(lib, attrs, dy, x, w, threads, wants_dx, wants_dw, dx_out, dw_
     _, stride, dilate, pad = convolution.conv_geometry("Convolution", attrs, 4)
     geometry = (stride, dilate, pad, 1, threads)
     if wants_dx and wants_dw:
-        return _onednn.conv_grads(lib, dy, x, w, *geometry, dx_out, dw_out, blocked=True)
+        return _onednn.conv_grads(lib, dy, x, w, *geometry, dx_out, dw_out, blocked=BLOCK)
     if wants_dx:
         dx = _onednn.conv_grad_data(lib, dy, w, _plain_shape(x.shape), *geometry, dx_out,
-                                    blocked=True)
+                                    blocked=BLOCK)
         return None if dx is None else (dx, None)
-    dw = _onednn.conv_grad_weight(lib, x, dy, w.shape, *geometry, dw_out, blocked=True)
+    dw = _onednn.conv_grad_weight(lib, x, dy, w.shape, *geometry, dw_out, blocked=BLOCK)
     return None if dw is None else (None, dw)
 
 

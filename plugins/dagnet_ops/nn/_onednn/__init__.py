@@ -18,6 +18,7 @@ from dagnet import config
 
 from ._batch_norm import batch_norm_backward, batch_norm_forward
 from ._convolution import (
+    channel_block,
     conv_forward,
     conv_grad_data,
     conv_grad_weight,
@@ -29,14 +30,15 @@ from ._convolution import (
 from ._inner_product import inner_product_kernel
 from ._library import DISTRIBUTION, Library, OneDNNError, failure, load
 from ._pooling import max_pool, max_pool_grad
-from ._primitive import CHANNEL_BLOCK, blocked_shape, plain_shape
+from ._primitive import BLOCKED_TAGS, CHANNEL_BLOCK, blocked_shape, plain_shape
 from ._reorder import to_blocked, to_plain
 
 __all__ = ["library", "library_for", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
            "conv_forward", "conv_grad_data", "conv_grad_weight", "conv_grads", "max_pool",
            "max_pool_grad", "blocked_shape", "plain_shape", "takes_blocked", "CHANNEL_BLOCK",
            "to_blocked", "to_plain", "batch_norm_forward", "batch_norm_backward",
-           "inference_kernel", "inner_product_kernel", "fuses_eltwise"]
+           "inference_kernel", "inner_product_kernel", "fuses_eltwise", "channel_block",
+           "BLOCKED_TAGS"]
 
 
 def library() -> Library | None:

@@ -17,6 +17,7 @@ import numpy as np
 from ._library import Library
 from ._primitive import (
     BACKWARD,
+    CHANNEL_BLOCK,
     FORWARD_TRAINING,
     Argument,
     Kernel,
@@ -59,7 +60,7 @@ def _channels(p: BatchNormProblem) -> tuple[int]:
 
 
 def _forward(lib: Library, p: BatchNormProblem) -> Kernel:
-    data, attr = MemoryDesc(lib, p.shape, blocked=True), scratchpad_attr(lib)
+    data, attr = MemoryDesc(lib, p.shape, block=CHANNEL_BLOCK), scratchpad_attr(lib)
     try:
         pd = _forward_pd(lib, p, data, attr)
     finally:
@@ -72,7 +73,7 @@ def _forward(lib: Library, p: BatchNormProblem) -> Kernel:
 
 
 def _backward(lib: Library, p: BatchNormProblem) -> Kernel:
-    data, attr = MemoryDesc(lib, p.shape, blocked=True), scratchpad_attr(lib)
+    data, attr = MemoryDesc(lib, p.shape, block=CHANNEL_BLOCK), scratchpad_attr(lib)
     try:
         hint = _forward_pd(lib, p, data, attr)
         try:

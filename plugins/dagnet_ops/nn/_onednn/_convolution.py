@@ -6,9 +6,10 @@ effect when it is made); a training step repeats the same problems, so later cal
 point the memory objects at the new arrays and run.  Layouts are left to oneDNN
 (``format_tag any``: blocked channels on AVX-512), and the kernels reorder to and from
 the plain NCHW / OIHW arrays dagnet passes, except where ``ConvProblem.plain_layouts``
-keeps those.  With ``blocked=True`` the data and its gradients are NCHW16c arrays
-(``(N, C/16, H, W, 16)``, oneDNN's own layout on AVX-512), taken and given as they are;
-only the filters are reordered.
+keeps those.  With ``blocked=16`` the data and its gradients are NCHW16c arrays
+(``(N, C/16, H, W, 16)``, oneDNN's own layout on AVX-512), with ``blocked=8`` NCHW8c
+arrays (its AVX2 one), taken and given as they are; only the filters are reordered.
+:func:`channel_block` asks oneDNN which of those this CPU's kernels want.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import NamedTuple
 from ._library import DIMS, Library, OneDNNError
 from ._primitive import (
     ARG,
+    BLOCKED_TAGS,
     CHANNEL_BLOCK,
     FORWARD_INFERENCE,
     FORWARD_TRAINING,
@@ -36,9 +38,8 @@ from ._primitive import (
 )
 
 __all__ = ["ConvProblem", "kernel_for", "inference_kernel", "fuses_eltwise", "conv_forward",
-           "conv_grad_data",
-           "conv_grad_weight",
-           "conv_grads", "takes_blocked"]
+           "conv_grad_data", "conv_grad_weight", "conv_grads", "takes_blocked",
+           "channel_block"]
 
 _CONVOLUTION_DIRECT = 1
 _CACHE_SIZE = 256  # problems kept: a large network has a few dozen distinct ones
@@ -47,7 +48,8 @@ _CACHE_SIZE = 256  # problems kept: a large network has a few dozen distinct one
 class ConvProblem(NamedTuple):
     """One convolution's shapes and parameters (dagnet's: ``w`` is ``(F, C/g, *kernel)``,
     the data's shapes plain NCHW even when ``blocked``); the bias is added by the layer,
-    not here.  ``blocked``: the data, the output and their gradients are NCHW16c."""
+    not here.  ``blocked``: 0, or the channels per block of the data, the output and their
+    gradients (16: NCHW16c arrays, 8: NCHW8c)."""
 
     x_shape: tuple[int, ...]
     w_shape: tuple[int, ...]
@@ -56,7 +58,7 @@ class ConvProblem(NamedTuple):
     dilate: tuple[int, ...]
     pad: tuple[int, ...]
     groups: int
-    blocked: bool = False
+    blocked: int = 0
     #: the inference kernel's: a bias argument, and the post-ops (see ``post_ops_attr``)
     bias: bool = False
     post_ops: tuple = ()
@@ -89,7 +91,7 @@ class _Descs:
         # layout_free: oneDNN picks the layouts (reordered to and from), the data's
         # NCHW16c when the problem is blocked
         self.x, self.y = (MemoryDesc(lib, shape, any_layout=layout_free and not p.blocked,
-                                     blocked=p.blocked) for shape in (p.x_shape, p.y_shape))
+                                     block=p.blocked) for shape in (p.x_shape, p.y_shape))
         self.w = MemoryDesc(lib, p.onednn_w_shape, any_layout=layout_free)
         self.stride = DIMS(*p.stride)
         self.dilate = DIMS(*(d - 1 for d in p.dilate))  # oneDNN counts the gaps
@@ -215,7 +217,7 @@ def kernel_for(lib: Library, pass_: str, problem: ConvProblem, threads: int) -> 
         lib, problem, _Descs(lib, problem, not problem.plain_layouts(pass_))))
 
 
-def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked=False, bias=False,
+def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked=0, bias=False,
              post_ops=()) -> ConvProblem | None:
     shapes = (tuple(x_shape), tuple(w_shape), tuple(y_shape))
     if not all(all(shape) for shape in shapes):
@@ -234,14 +236,16 @@ def fuses_eltwise(x_shape, w_shape, pad, groups) -> bool:
 
 
 def inference_kernel(lib, x_shape, w_shape, stride, dilate, pad, groups, threads, bias: bool,
-                     post_ops: tuple) -> Kernel | None:
+                     post_ops: tuple, blocked: int = 0) -> Kernel | None:
     """The inference kernel of a convolution of plain ``x_shape`` data with ``w_shape``
     filters, with a bias argument when ``bias`` and the ``post_ops``; None when oneDNN has
     none.  Run it on ``{"src", "weights", "bias", "dst"}`` (the weights best
-    :meth:`Kernel.prepared` once); with a sum post-op ``dst`` holds the addend."""
+    :meth:`Kernel.prepared` once); with a sum post-op ``dst`` holds the addend.  With
+    ``blocked`` (channels per block) the data and the output are channel-blocked arrays
+    (see :class:`ConvProblem`)."""
     y_shape = _output_shape(x_shape, w_shape, stride, dilate, pad)
-    problem = _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, bias=bias,
-                       post_ops=post_ops)
+    problem = _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked,
+                       bias=bias, post_ops=post_ops)
     return problem and kernel_for(lib, "inference", problem, threads)
 
 
@@ -251,9 +255,9 @@ def _output_shape(x_shape, w_shape, stride, dilate, pad) -> tuple[int, ...]:
         for s, p, d, k, st in zip(x_shape[2:], pad, dilate, w_shape[2:], stride)))
 
 
-def _data(shape: tuple[int, ...], blocked: bool) -> tuple[int, ...]:
-    """An array shape of the data's plain ``shape``: NCHW16c's when ``blocked``."""
-    return blocked_shape(shape) if blocked else shape
+def _data(shape: tuple[int, ...], blocked: int) -> tuple[int, ...]:
+    """An array shape of the data's plain ``shape``: channel-blocked when ``blocked``."""
+    return blocked_shape(shape, blocked) if blocked else shape
 
 
 _native: dict[tuple, bool] = {}
@@ -276,16 +280,47 @@ def takes_blocked(lib, x_shape, w_shape, stride, dilate, pad, groups, threads) -
         except OneDNNError:
             _native[key] = False
         else:
-            _native[key] = (kernel.takes_layout("src", MemoryDesc(lib, x_shape, blocked=True))
+            _native[key] = (kernel.takes_layout("src", MemoryDesc(lib, x_shape,
+                                                                  block=CHANNEL_BLOCK))
                             and kernel.takes_layout("dst", MemoryDesc(lib, y_shape,
-                                                                      blocked=True)))
+                                                                      block=CHANNEL_BLOCK)))
     return _native[key]
 
 
-def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None, blocked=False):
+#: the convolution :func:`channel_block` asks about: a 3x3 layer in the middle of a
+#: residual network (64 channels on 56x56, batch 1)
+_PROBE = ((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1), (1, 1))
+_blocks: dict[int, int] = {}
+
+
+def channel_block(lib, threads: int) -> int:
+    """The channels per block of the data layout oneDNN's convolutions want on this CPU --
+    16 (NCHW16c) on AVX-512, 8 (NCHW8c) on AVX2 -- or 0 when they want another (plain,
+    channels-last).  Asked once per thread count: the layout oneDNN picks, left to choose,
+    for the training forward kernel of a 3x3 convolution of 64 channels (its inference
+    kernels on AVX2 pick channels-last for ungrouped layers, no faster, and NCHW8c for
+    depthwise ones)."""
+    if threads not in _blocks:
+        x_shape, w_shape, stride, dilate, pad = _PROBE
+        y_shape = _output_shape(x_shape, w_shape, stride, dilate, pad)
+        problem = _problem(x_shape, w_shape, y_shape, stride, dilate, pad, 1)
+        lib.use_threads(threads)
+        try:
+            kernel = _forward(lib, problem, _Descs(lib, problem, True))
+        except OneDNNError:
+            _blocks[threads] = 0
+        else:
+            _blocks[threads] = next(
+                (block for block in sorted(BLOCKED_TAGS, reverse=True)
+                 if kernel.takes_layout("src", MemoryDesc(lib, x_shape, block=block))
+                 and kernel.takes_layout("dst", MemoryDesc(lib, y_shape, block=block))), 0)
+    return _blocks[threads]
+
+
+def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None, blocked=0):
     """``x`` ``(N, C, *S)`` cross-correlated with ``w`` ``(F, C/groups, *K)`` (float32),
-    written into ``out`` when it fits; None when oneDNN has no kernel for it.  ``blocked``:
-    ``x`` and the result are NCHW16c."""
+    written into ``out`` when it fits; None when oneDNN has no kernel for it.  ``blocked``
+    (channels per block): ``x`` and the result are channel-blocked (NCHW16c for 16)."""
     x_shape = plain_shape(x.shape) if blocked else x.shape
     y_shape = _output_shape(x_shape, w.shape, stride, dilate, pad)
     problem = _problem(x_shape, w.shape, y_shape, stride, dilate, pad, groups, blocked)
@@ -298,7 +333,7 @@ def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None, bloc
 
 
 def conv_grad_data(lib, dy, w, x_shape, stride, dilate, pad, groups, threads, out=None,
-                   blocked=False):
+                   blocked=0):
     """The gradient of :func:`conv_forward` for its input of (plain) ``x_shape``, written
     into ``out`` when it fits; None when oneDNN has no kernel for it."""
     y_shape = plain_shape(dy.shape) if blocked else dy.shape
@@ -312,7 +347,7 @@ def conv_grad_data(lib, dy, w, x_shape, stride, dilate, pad, groups, threads, ou
 
 
 def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, out=None,
-                     blocked=False):
+                     blocked=0):
     """The gradient of :func:`conv_forward` for its filters of ``w_shape``, written into
     ``out`` when it fits; None when oneDNN has no kernel for it."""
     x_shape, y_shape = (plain_shape(x.shape), plain_shape(dy.shape)) if blocked else \
@@ -327,7 +362,7 @@ def conv_grad_weight(lib, x, dy, w_shape, stride, dilate, pad, groups, threads, 
 
 
 def conv_grads(lib, dy, x, w, stride, dilate, pad, groups, threads, dx_out=None, dw_out=None,
-               blocked=False):
+               blocked=0):
     """Both gradients of :func:`conv_forward`, ``(dx, dw)``, written into ``dx_out`` and
     ``dw_out`` when they fit, ``dy`` reordered once for the two passes where they take it
     in the same layout; None when oneDNN lacks a kernel for one of the passes."""

@@ -27,8 +27,8 @@ from ._library import DIMS, ExecArg, Library, OneDNNError, log
 
 __all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "Reorder", "scratchpad_attr",
            "output_array", "pooled_bytes", "aligned_bytes", "post_ops_attr", "ELTWISE", "ARG",
-           "CHANNEL_BLOCK", "EIGHT_CHANNEL_TAG", "QUERY_EXEC_ARG_MD", "FORWARD_TRAINING",
-           "FORWARD_INFERENCE", "BACKWARD", "blocked_shape", "plain_shape"]
+           "CHANNEL_BLOCK", "EIGHT_CHANNEL_TAG", "BLOCKED_TAGS", "QUERY_EXEC_ARG_MD",
+           "FORWARD_TRAINING", "FORWARD_INFERENCE", "BACKWARD", "blocked_shape", "plain_shape"]
 
 #: ``DNNL_ARG_*`` indices
 ARG = {"src": 1, "dst": 17, "weights": 33, "bias": 41, "mean": 49, "variance": 50, "scale": 51,
@@ -38,24 +38,28 @@ QUERY_EXEC_ARG_MD = 255
 F32 = 3  # dnnl_f32
 FORMAT_ANY = 1  # dnnl_format_tag_any
 _PLAIN_TAG = {1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7}  # ndim -> dnnl_a, dnnl_ab, ... (C order)
-_BLOCKED_TAG = {4: 78}  # ndim -> dnnl_aBcd16b (nChw16c): channels in blocks of CHANNEL_BLOCK
 #: ndim -> dnnl_aBc8b / aBcd8b / aBcde8b: channels in blocks of 8, the layout oneDNN's
 #: AVX2 kernels (and its AVX-512 ones) run pooling on
 EIGHT_CHANNEL_TAG = {3: 69, 4: 102, 5: 142}
+#: channels per block -> ndim -> the ``dnnl_format_tag_t`` of channels in such blocks
+#: (dnnl_aBcd16b is nChw16c, dnnl_aBcd8b nChw8c)
+BLOCKED_TAGS = {16: {4: 78}, 8: EIGHT_CHANNEL_TAG}
 #: channels per block in oneDNN's AVX-512 layouts (and in dagnet's NCHW16c arrays)
 CHANNEL_BLOCK = 16
 #: ``dnnl_prop_kind_t``: what a primitive computes
 FORWARD_TRAINING, FORWARD_INFERENCE, BACKWARD = 64, 96, 128
 
 
-def blocked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The NCHW16c array shape ``(N, C/16, *spatial, 16)`` of plain ``(N, C, *spatial)``."""
+def blocked_shape(shape: tuple[int, ...], block: int = CHANNEL_BLOCK) -> tuple[int, ...]:
+    """The shape ``(N, C/block, *spatial, block)`` of plain ``(N, C, *spatial)`` data with
+    its channels in blocks (NCHW16c's by default)."""
     n, c, *sizes = shape
-    return (n, c // CHANNEL_BLOCK, *sizes, CHANNEL_BLOCK)
+    return (n, c // block, *sizes, block)
 
 
 def plain_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The plain ``(N, C, *spatial)`` shape of an NCHW16c array's ``(N, C/16, *spatial, 16)``."""
+    """The plain ``(N, C, *spatial)`` shape of channel-blocked data's
+    ``(N, C/block, *spatial, block)``."""
     n, blocks, *sizes, block = shape
     return (n, blocks * block, *sizes)
 _SCRATCHPAD_USER = 1  # dnnl_scratchpad_mode_user
@@ -64,15 +68,16 @@ _HOST = dagnet.cpu()
 
 class MemoryDesc:
     """A memory descriptor this process created (destroyed with it): of the plain C-order
-    layout, of oneDNN's choice (``any_layout``), of channels in blocks of
-    :data:`CHANNEL_BLOCK` (``blocked``: the layout of a 4-D NCHW16c array, shape
-    ``(N, C/16, H, W, 16)``), or of the ``dnnl_format_tag_t`` ``tag``."""
+    layout, of oneDNN's choice (``any_layout``), of channels in blocks of ``block`` (a
+    key of :data:`BLOCKED_TAGS`: for 4-D data the layout of an array of shape
+    ``(N, C/block, H, W, block)``, such as NCHW16c), or of the ``dnnl_format_tag_t``
+    ``tag``."""
 
     def __init__(self, lib: Library, shape: tuple[int, ...], *, any_layout: bool = False,
-                 blocked: bool = False, tag: int | None = None):
+                 block: int = 0, tag: int | None = None):
         self.lib, self.shape = lib, tuple(shape)
         dims = DIMS(*shape)
-        tag = tag or (FORMAT_ANY if any_layout else _BLOCKED_TAG[len(shape)] if blocked
+        tag = tag or (FORMAT_ANY if any_layout else BLOCKED_TAGS[block][len(shape)] if block
                       else _PLAIN_TAG[len(shape)])
         self.handle = ctypes.c_void_p()
         lib.check(lib.dll.dnnl_memory_desc_create_with_tag(

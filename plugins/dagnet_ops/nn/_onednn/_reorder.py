@@ -1,5 +1,6 @@
-"""Layout changes through oneDNN's reorder primitive: plain NCHW arrays to NCHW16c
-(``(N, C/16, H, W, 16)``, channels in blocks of 16: oneDNN's AVX-512 layout) and back."""
+"""Layout changes through oneDNN's reorder primitive: plain NCHW arrays to channels in
+blocks (``(N, C/block, H, W, block)``: NCHW16c, oneDNN's AVX-512 layout, by default; or
+NCHW8c, its AVX2 one) and back."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from ._library import Library
 from ._primitive import (
+    CHANNEL_BLOCK,
     KernelCache,
     MemoryDesc,
     Reorder,
@@ -23,11 +25,11 @@ _CACHE_SIZE = 256
 
 
 class _LayoutChange:
-    """One reorder between the plain and the NCHW16c layout of a plain shape."""
+    """One reorder between the plain and a channel-blocked layout of a plain shape."""
 
-    def __init__(self, lib: Library, shape: tuple[int, ...], to_blocked: bool):
+    def __init__(self, lib: Library, shape: tuple[int, ...], to_blocked: bool, block: int):
         self.lib = lib
-        self.descs = (MemoryDesc(lib, shape), MemoryDesc(lib, shape, blocked=True))
+        self.descs = (MemoryDesc(lib, shape), MemoryDesc(lib, shape, block=block))
         self.reorder = Reorder(lib, self.descs[0], self.descs[1].handle, output=not to_blocked)
         self._lock = threading.Lock()
 
@@ -39,29 +41,30 @@ class _LayoutChange:
 _cache = KernelCache(_CACHE_SIZE, "reorder")
 
 
-def _change(lib: Library, shape: tuple[int, ...], to_blocked: bool, threads: int):
-    return _cache.get(lib, (shape, to_blocked), threads,
-                      lambda: _LayoutChange(lib, shape, to_blocked))
+def _change(lib: Library, shape: tuple[int, ...], to_blocked: bool, threads: int, block: int):
+    return _cache.get(lib, (shape, to_blocked, block), threads,
+                      lambda: _LayoutChange(lib, shape, to_blocked, block))
 
 
-def to_blocked(lib: Library, x: np.ndarray, threads: int, out: np.ndarray | None = None
-               ) -> np.ndarray | None:
-    """The C-contiguous float32 NCHW array ``x`` as NCHW16c (its channels a multiple of
-    16), written into ``out`` when it fits; None when oneDNN has no reorder for it."""
-    change = _change(lib, tuple(x.shape), True, threads)
+def to_blocked(lib: Library, x: np.ndarray, threads: int, out: np.ndarray | None = None,
+               block: int = CHANNEL_BLOCK) -> np.ndarray | None:
+    """The C-contiguous float32 NCHW array ``x`` with its channels (a multiple of
+    ``block``) in blocks of ``block``, written into ``out`` when it fits; None when oneDNN
+    has no reorder for it."""
+    change = _change(lib, tuple(x.shape), True, threads, block)
     if change is None:
         return None
-    y = output_array(out, blocked_shape(x.shape))
+    y = output_array(out, blocked_shape(x.shape, block))
     change.run(x, y, threads)
     return y
 
 
 def to_plain(lib: Library, x: np.ndarray, threads: int, out: np.ndarray | None = None
              ) -> np.ndarray | None:
-    """The C-contiguous float32 NCHW16c array ``x`` as plain NCHW, written into ``out`` when
-    it fits; None when oneDNN has no reorder for it."""
+    """The C-contiguous float32 channel-blocked array ``x`` (NCHW16c, NCHW8c) as plain
+    NCHW, written into ``out`` when it fits; None when oneDNN has no reorder for it."""
     shape = plain_shape(x.shape)
-    change = _change(lib, shape, False, threads)
+    change = _change(lib, shape, False, threads, x.shape[-1])
     if change is None:
         return None
     y = output_array(out, shape)
