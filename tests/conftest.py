@@ -53,10 +53,11 @@ def naive_pushes(monkeypatch):
         engine = dagnet.runtime.current_engine()
         real = engine.push_sync
 
-        def spy(fn, ctx=None, const_vars=(), mutate_vars=(), prop=None, priority=0, name=None):
+        def spy(fn, ctx=None, const_vars=(), mutate_vars=(), prop=None, priority=0, name=None,
+                **hints):
             made.append((name, list(const_vars), list(mutate_vars)))
             return real(fn, ctx, const_vars, mutate_vars,
-                        prop or dagnet.engine.FnProperty.NORMAL, priority, name)
+                        prop or dagnet.engine.FnProperty.NORMAL, priority, name, **hints)
 
         monkeypatch.setattr(engine, "push_sync", spy)
         yield made

@@ -29,6 +29,7 @@ DEFAULTS = {
     "subgraph_backend": "",
     "disabled_graph_passes": "",
     "exec_bulk_size": 15,
+    "engine_inline_bytes": 16384,
     "engine_max_pending": 16,
     "engine_switch_interval": 0.0002,
     "engine_exit_timeout": 5.0,

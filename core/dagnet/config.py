@@ -45,6 +45,10 @@ def _positive(value: Any) -> str | None:
     return None if value >= 1 else "must be at least 1"
 
 
+def _non_negative(value: Any) -> str | None:
+    return None if value >= 0 else "must be 0 or more"
+
+
 def _choice(*choices: str) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         return None if value in choices else f"expected one of {', '.join(choices)}"
@@ -72,6 +76,11 @@ _KEYS: dict[str, Key] = {
             "BatchNorm and the SGD and Adam updates on float32 and float64 CPU data run "
             "kernels compiled with numba when numba is installed (pip install numba); off, "
             "or without it, numpy's"),
+        Key("engine_inline_bytes", int, 16384,
+            "the largest function (the bytes it reads and writes, where its pusher says, as "
+            "imperative operators do) a threaded engine runs on the pushing thread when it "
+            "has nothing outstanding: handing it to a worker would cost more than it takes; "
+            "0 never does", _non_negative),
         Key("engine_max_pending", int, 16,
             "functions a pushing thread may have outstanding on a threaded engine before a "
             "push waits for the workers to catch up (the bound doubles while functions are "

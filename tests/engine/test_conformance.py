@@ -66,3 +66,41 @@ def test_nested_push_registered_before_its_pusher_is_released(dagnet_engine: dag
         inner_gate.set()
         thread.join(GUARD)
     assert seen_at_return == [True], "wait_for_all returned while the nested push was outstanding"
+
+
+def _threads_running(engine, nbytes, *, busy=False):
+    """The threads two functions pushed with ``nbytes`` ran on (the second reads what the
+    first writes), ``busy``: while a third function holds another variable."""
+    seen, gate = [], threading.Event()
+    var = engine.new_var()
+    if busy:
+        engine.push_sync(lambda run_ctx: gate.wait(GUARD), mutate_vars=[engine.new_var()])
+    try:
+        for _ in range(2):
+            engine.push_sync(lambda run_ctx: seen.append(threading.get_ident()),
+                             mutate_vars=[var], nbytes=nbytes)
+    finally:
+        gate.set()
+    engine.wait_for_all(timeout=GUARD)
+    return seen
+
+
+@pytest.mark.parametrize("engine_name", ["threaded", "threaded_per_device"])
+def test_a_small_function_runs_on_the_pushing_thread_when_nothing_is_outstanding(engine_name):
+    """Where there is nothing to run beside, a function of at most engine_inline_bytes
+    runs at its push, on the pushing thread, as on the naive engine; larger ones, those
+    pushed while other work is outstanding, and all with engine_inline_bytes=0 go to the
+    workers."""
+    me = threading.get_ident()
+    with dagnet.config.set(engine_inline_bytes=1024):
+        engine = dagnet.engine.create(engine_name)
+    try:
+        assert engine.inline_bytes == 1024
+        assert _threads_running(engine, 1024) == [me, me]
+        assert me not in _threads_running(engine, 1025)
+        assert me not in _threads_running(engine, None)
+        assert me not in _threads_running(engine, 8, busy=True)
+        engine.inline_bytes = 0
+        assert me not in _threads_running(engine, 0)
+    finally:
+        engine.shutdown()

@@ -176,10 +176,11 @@ class Block:
 
     __slots__ = (
         "fn", "ctx", "reads", "writes", "prop", "priority", "_name", "is_async",
-        "no_skip", "wait", "seq", "lingers", "inline",
+        "no_skip", "wait", "seq", "lingers", "inline", "nbytes",
     )
 
-    def __init__(self, fn, ctx, reads, writes, prop, priority, name, is_async, no_skip=False):
+    def __init__(self, fn, ctx, reads, writes, prop, priority, name, is_async, no_skip=False,
+                 nbytes=None):
         self.fn = fn
         self.ctx = ctx
         self.reads = reads
@@ -197,6 +198,9 @@ class Block:
         # set when the pushing thread runs it itself (dagnet.engine.run_inline): an
         # event the tracker sets instead of dispatching it to a worker
         self.inline: threading.Event | None = None
+        # the bytes the function reads and writes, where its pusher said (push_sync's
+        # nbytes): a small one may run on the pushing thread (TrackedEngine.inline_bytes)
+        self.nbytes = nbytes
 
     @property
     def name(self) -> str:
@@ -361,8 +365,9 @@ class Engine(abc.ABC):
 
         names = ", ".join(var.name for var in variables[:3])
         more = f" and {len(variables) - 3} more" if len(variables) > 3 else ""
+        # nbytes 0: forgetting the variables (and freeing what they guarded) is small work
         block = Block(delete, ctx or _CPU, (), variables, FnProperty.DELETE_VAR, 0,
-                      f"delete_var({names}{more})", False, no_skip=True)
+                      f"delete_var({names}{more})", False, no_skip=True, nbytes=0)
         self._submit(block)
         if _ctrl_c._held:
             raise_held_interrupt()
@@ -371,14 +376,18 @@ class Engine(abc.ABC):
     def push_sync(self, fn: Callable[[RunContext], Any], ctx: Context | None = None,
                   const_vars: Iterable[Var] = (), mutate_vars: Iterable[Var] = (),
                   prop: FnProperty = FnProperty.NORMAL, priority: int = 0,
-                  name: str | None = None) -> None:
+                  name: str | None = None, *, nbytes: int | None = None) -> None:
         """Run ``fn(run_ctx)`` once its dependencies allow (MXNet ``PushSync``).
 
         ``const_vars`` are read, ``mutate_vars`` written.  A variable listed
         twice, or both read and mutated, counts once, as mutated (as in
         MXNet).  ``priority`` is a hint: higher runs earlier among ready work.
+        ``nbytes``, where the caller knows it, is the memory the function reads
+        and writes: an engine may run a small function on the pushing thread
+        when nothing else is outstanding (see ``TrackedEngine.inline_bytes``),
+        with the results and errors it would have on a worker.
         """
-        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name, False)
+        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name, False, nbytes)
 
     def push_async(self, fn: Callable[[RunContext, Callable[..., None]], Any],
                    ctx: Context | None = None, const_vars: Iterable[Var] = (),
@@ -386,7 +395,7 @@ class Engine(abc.ABC):
                    priority: int = 0, name: str | None = None) -> None:
         """Like :meth:`push_sync`, but ``fn(run_ctx, on_complete)`` finishes when it
         calls ``on_complete()``, from any thread; ``on_complete(error)`` reports a failure."""
-        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name, True)
+        self._push(fn, ctx, const_vars, mutate_vars, prop, priority, name, True, None)
 
     def new_operator(self, fn: Callable[..., Any], const_vars: Iterable[Var] = (),
                      mutate_vars: Iterable[Var] = (), prop: FnProperty = FnProperty.NORMAL,
@@ -421,7 +430,8 @@ class Engine(abc.ABC):
             raise EngineTypeError(f"delete_operator: expected an Operator, got {opr!r}")
         opr.deleted = True
 
-    def _push(self, fn, ctx, const_vars, mutate_vars, prop, priority, name, is_async) -> None:
+    def _push(self, fn, ctx, const_vars, mutate_vars, prop, priority, name, is_async,
+              nbytes) -> None:
         # The hot path of every engine: keep it to plain checks and one allocation.
         if not callable(fn):
             raise EngineTypeError(
@@ -436,7 +446,8 @@ class Engine(abc.ABC):
             raise EngineTypeError(f"push: prop must be a dagnet.engine.FnProperty, got {prop!r}")
         reads, writes = self._normalize(const_vars, mutate_vars)
         self._check_vars(reads, writes)
-        self._submit(Block(fn, ctx, reads, writes, prop, priority, name, is_async))
+        self._submit(Block(fn, ctx, reads, writes, prop, priority, name, is_async,
+                           nbytes=nbytes))
         if _ctrl_c._held:  # a Ctrl-C that landed in the engine's bookkeeping
             raise_held_interrupt()
 

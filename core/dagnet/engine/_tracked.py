@@ -46,6 +46,20 @@ from ._workers import wait_blocked
 __all__ = ["TrackedEngine"]
 
 
+class _Started:
+    """What ``Block.inline`` holds for a block its pushing thread runs at once: the
+    tracker's ``inline.set()`` (at the grant) then does nothing."""
+
+    @staticmethod
+    def set() -> None:
+        pass
+
+
+_STARTED = _Started()
+# the kinds of function a push may run on its own thread: ordinary work, and deletions
+_HERE = (FnProperty.NORMAL, FnProperty.DELETE_VAR)
+
+
 def _emptied(queue_: queue.SimpleQueue[Block]) -> list[Block]:
     """What ``queue_`` holds, taken out of it."""
     items = []
@@ -75,6 +89,7 @@ class TrackedEngine(Engine):
         self._retired = 0  # functions finished so far
         self._stalled_at = -1  # _retired when a throttled push last saw nothing finish
         self.max_pending = int(config.get("engine_max_pending"))
+        self.inline_bytes = int(config.get("engine_inline_bytes"))
         self._ahead = self.max_pending  # the bound now: see max_pending
         self._done = self._complete  # bound once: it is passed for every function run
         self._inline_run_ctxs = threading.local()  # per thread: run contexts by device
@@ -96,6 +111,17 @@ class TrackedEngine(Engine):
     (the work after it may be different), sets it back.
     """
 
+    inline_bytes: int
+    """The largest function (``nbytes`` given at push: the memory it reads and writes)
+    that a push runs on its own thread, when the engine has nothing outstanding and the
+    function is ordinary CPU work (config ``engine_inline_bytes`` when the engine is made;
+    0: never).  Handing such a function to a worker costs more than running it (an
+    operator on a few kilobytes takes microseconds), and with nothing outstanding there is
+    nothing for it to run beside; it runs through the same bookkeeping as on a worker, so
+    its results, failures and order are the same.  This is how the default engine costs
+    what the naive one does where it has nothing to overlap (imperative code on small
+    arrays)."""
+
     max_throttle: float = 0.05
     """Seconds a throttled push waits at most: it then goes on regardless, so
     a thread that others wait for (one that calls ``on_complete`` after
@@ -108,6 +134,9 @@ class TrackedEngine(Engine):
     def _submit(self, block: Block) -> None:
         if _inline.depth and block.ctx is not None and block.prop is not FnProperty.DELETE_VAR:
             self._run_inline(block)
+            return
+        if block.nbytes is not None and block.nbytes <= self.inline_bytes and \
+                self.inline_bytes and not self._active and self._ran_here(block):
             return
         self._take(self._register, self._pushed, block)
         if (len(self._active) >= self._ahead and self._retired != self._stalled_at
@@ -315,6 +344,32 @@ class TrackedEngine(Engine):
                 except KeyboardInterrupt:
                     self._ask(lambda: self._hand_to_workers(block))
                     raise
+        self._run_here(block)
+
+    def _ran_here(self, block: Block) -> bool:
+        """Run ``block`` on this thread now if the engine has nothing outstanding (asked
+        under the lock, after the pushes queued before it) and it is ordinary CPU work or
+        a deletion, pushed from outside engine functions; False, having done nothing,
+        otherwise."""
+        if block.ctx.device_type != "cpu" or block.prop not in _HERE or \
+                block.is_async or block.priority > 0 or current_block() is not None or \
+                not self._lock.acquire(False):
+            return False
+        try:
+            if not (self._pushed.empty() and self._finished.empty()):
+                self._drain()
+            if self._active:
+                return False
+            block.inline = _STARTED  # granted at once: nothing holds its variables
+            self._register(block)
+        finally:
+            self._lock.release()
+        self._run_here(block)
+        return True
+
+    def _run_here(self, block: Block) -> None:
+        """Run the granted ``block`` on this thread, with this thread's run context for
+        its device; a Ctrl-C that interrupted its function is raised here."""
         run_ctxs = self._inline_run_ctxs.__dict__
         run_ctx = run_ctxs.get(block.ctx)
         error = None

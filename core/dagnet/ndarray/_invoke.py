@@ -373,6 +373,7 @@ class PreparedCall:
                 dev = self._device(inputs, ctx)  # host memory mixes; raises for the rest
             key = (lhs._shape, rhs._shape, lhs._dtype, rhs._dtype)
             reads = [lchunk.var, rchunk.var]
+            in_bytes = lchunk.nbytes + rchunk.nbytes
             in_data = [ldata if ldata is not None else lhs._xp(),
                        rdata if rdata is not None else rhs._xp()]
         elif count == 1 and ctx is None:
@@ -388,6 +389,7 @@ class PreparedCall:
             dev = chunk.dev
             key = (data._shape, data._dtype)
             reads = [chunk.var]
+            in_bytes = chunk.nbytes
             in_data = [array if array is not None else data._xp()]
         else:
             dev = self._device(inputs, ctx)
@@ -397,6 +399,7 @@ class PreparedCall:
                 return _sparse_dispatch(self, inputs, out, ctx)
             key = tuple([a._shape for a in inputs] + [a._dtype for a in inputs])
             reads = [a._chunk.var for a in inputs]
+            in_bytes = sum(a._chunk.nbytes for a in inputs)
         if self.op.value_shapes is not None:  # the output shape depends on the values
             info = self._infer_from_values(inputs)
         else:
@@ -450,8 +453,9 @@ class PreparedCall:
                               outs if out is not None or not self.simple else [result], out)
         compute = kernel_function(kernel, self.attrs, mode.training, requested, dev.xp, in_data,
                                   reqs, out_data, copies)
-        if _bulk_state.size <= 1:
-            eng.push_sync(compute, dev.ctx, reads, writes, _NORMAL, 0, self.name)
+        if _bulk_state.size <= 1:  # nbytes: what it touches (an engine may run a small one here)
+            eng.push_sync(compute, dev.ctx, reads, writes, _NORMAL, 0, self.name,
+                          nbytes=in_bytes + sum(sizes))
         else:  # bundled with the calls around it (dagnet.engine.bulk)
             bulk_or_push(eng, compute, dev.ctx, reads, writes, self.name,
                          [*inputs, *(outs if out is not None or not self.simple else [result])])

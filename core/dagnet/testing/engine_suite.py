@@ -62,12 +62,15 @@ class Op:
 
     ``reads``/``writes`` are variable indices exactly as pushed (they may
     repeat, and overlap); the engine treats a variable in both as written.
+    ``small``: pushed as touching no memory (``nbytes=0``), which an engine may
+    run on the pushing thread when it has nothing outstanding.
     """
 
     reads: tuple[int, ...]
     writes: tuple[int, ...]
     sleep: float
     fail: bool
+    small: bool = False
 
     @property
     def mutated(self) -> frozenset[int]:
@@ -88,7 +91,8 @@ class Op:
 def programs(draw: Callable[..., Any], max_vars: int = 6, max_ops: int = 14
              ) -> tuple[int, tuple[Op, ...]]:
     """A hypothesis strategy for ``(num_vars, ops)``: random reads and writes of
-    up to ``max_vars`` variables, a tiny sleep now and then, a rare failure."""
+    up to ``max_vars`` variables, a tiny sleep now and then, a rare failure, half of
+    them pushed as small."""
     num_vars = draw(st.integers(1, max_vars))
     index = st.integers(0, num_vars - 1)
     op = st.builds(
@@ -97,6 +101,7 @@ def programs(draw: Callable[..., Any], max_vars: int = 6, max_ops: int = 14
         writes=st.lists(index, max_size=3).map(tuple),
         sleep=st.sampled_from((0.0, 0.0, 0.001)),
         fail=st.sampled_from((False,) * 11 + (True,)),
+        small=st.booleans(),
     )
     return num_vars, tuple(draw(st.lists(op, min_size=1, max_size=max_ops)))
 
@@ -174,7 +179,7 @@ def run_program(engine: Engine, num_vars: int, ops: Sequence[Op],
                 engine.push_sync(make(i, op), dagnet.cpu(),
                                  const_vars=[variables[k] for k in op.reads],
                                  mutate_vars=[variables[k] for k in op.writes],
-                                 name=f"op{i}")
+                                 name=f"op{i}", nbytes=0 if op.small else None)
         except BaseException as exc:  # reported by the caller
             push_errors.append(exc)
 
@@ -564,6 +569,38 @@ class EngineConformance:
             gate.set()
         dagnet_engine.wait_for_all(timeout=GUARD)
         assert finished.is_set()
+
+    def test_small_functions_keep_order_and_asynchrony(self, dagnet_engine_name: str,
+                                                       dagnet_engine: Engine) -> None:
+        """Functions pushed as small (``nbytes``) behind a blocked one wait for it in
+        push order, and the push of each returns at once."""
+        self.skip_inline(dagnet_engine_name, "push returns when the function has run")
+        gate, var, order = _gate(), dagnet_engine.new_var(), []
+        try:
+            dagnet_engine.push_sync(lambda run_ctx: gate.wait(GUARD), mutate_vars=[var])
+            for i in range(5):
+                dagnet_engine.push_sync(lambda run_ctx, i=i: order.append(i),
+                                        mutate_vars=[var], nbytes=8)
+            assert order == []
+        finally:
+            gate.set()
+        dagnet_engine.wait_for_var(var, timeout=GUARD)
+        assert order == list(range(5))
+
+    def test_a_small_failure_is_raised_as_anywhere(self, dagnet_engine: Engine) -> None:
+        """A small function that fails, pushed with nothing outstanding, fails as
+        any function does: at the wait, once, and the functions after it are skipped."""
+        var, ran = dagnet_engine.new_var(), []
+
+        def fail(run_ctx: RunContext) -> None:
+            raise ProgramError("small and broken")
+
+        dagnet_engine.push_sync(fail, mutate_vars=[var], name="broken", nbytes=8)
+        dagnet_engine.push_sync(lambda run_ctx: ran.append(1), mutate_vars=[var], nbytes=8)
+        with pytest.raises(dagnet.OperatorFailedError, match="small and broken") as caught:
+            dagnet_engine.wait_for_var(var, timeout=GUARD)
+        assert caught.value.operator == "broken" and ran == []
+        dagnet_engine.wait_for_var(var, timeout=GUARD)  # raised once
 
     def test_push_from_many_threads(self, dagnet_engine: Engine) -> None:
         """8 threads pushing 200 increments each to 4 shared variables at once."""
