@@ -355,14 +355,12 @@ def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocke
         return False
     summed = ("sum", None) in plan.steps[:plan.fused]
     operand = arrays.get("sum")
-    in_place = operand is not None and operand.ctypes.data == out.ctypes.data
+    src = data if data.flags.c_contiguous else np.ascontiguousarray(data)
+    run, in_place = _arguments(ctx.state, plan, src, out, operand, src is data)
     if summed and not in_place:
         np.copyto(out, operand)  # the sum post-op adds to what the output holds
     elif in_place and not summed:
         operand = operand.copy()  # the convolution overwrites it before the sum
-    run = {"src": np.ascontiguousarray(data), "weights": plan.weight, "dst": out}
-    if plan.bias is not None:
-        run["bias"] = plan.bias
     plan.kernel.run(run, threads, staged=("weights",) if plan.staged else ())
     for kind, act in plan.steps[plan.fused:]:
         if kind == "sum":
@@ -370,6 +368,23 @@ def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocke
         else:
             act.apply_in_place(np, out)
     return True
+
+
+def _arguments(state, plan: _OneDNNPlan, src, out, operand, keep: bool) -> tuple[dict, bool]:
+    """The kernel's arguments as addresses, and whether the sum ``operand`` is ``out``
+    itself; kept in the node's state (when ``keep``) while the node runs on the same
+    arrays, as a bound graph's does at every call."""
+    held = state.cache.get(_arguments) if state is not None else None
+    if held is not None and held[0] is plan and held[1] is src and held[2] is out and \
+            held[3] is operand:
+        return held[4]
+    run = {"src": src.ctypes.data, "weights": plan.weight.ctypes.data, "dst": out.ctypes.data}
+    if plan.bias is not None:
+        run["bias"] = plan.bias.ctypes.data
+    answer = run, operand is not None and operand.ctypes.data == run["dst"]
+    if state is not None and keep:  # the arrays held keep the addresses valid
+        state.cache[_arguments] = (plan, src, out, operand, answer)
+    return answer
 
 
 def forward(attrs, ctx, inputs, req, outputs):
