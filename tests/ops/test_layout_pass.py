@@ -1,6 +1,10 @@
 """The graph pass ``nchw16c_layout``: which nodes join the blocked layout, and that a
 network bound with it computes what it computes without (outputs, gradients, moving
-statistics), in training and inference, for every write mode."""
+statistics), in training and inference, for every write mode.
+
+Whether a convolution joins is oneDNN's decision (it picks NCHW16c on AVX-512 machines):
+that decision is tested against the CPU's instruction sets, and the rest runs with the
+decision made to say yes, so that the rewrite is tested on whatever CPU runs the tests."""
 
 from __future__ import annotations
 
@@ -12,12 +16,40 @@ import pytest
 
 import dagnet as mx
 from dagnet_ops.nn import _onednn
+from dagnet_ops.nn._onednn import _convolution
 
-pytestmark = pytest.mark.skipif(
-    _onednn.library() is None or not _onednn.takes_blocked(
-        _onednn.library(), (2, 16, 6, 6), (32, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1, 1),
-    reason="the pass needs oneDNN with its NCHW16c convolutions (AVX-512): "
-           f"{_onednn.unavailable_reason() or 'this CPU runs another layout'}")
+pytestmark = pytest.mark.skipif(_onednn.library() is None,
+                                reason=f"the pass needs oneDNN: {_onednn.unavailable_reason()}")
+
+
+@pytest.fixture(autouse=True)
+def onednn_picks_nchw16c(monkeypatch):
+    """oneDNN's layout decision made to pick NCHW16c for every convolution, as it does on
+    AVX-512 machines (its kernels run NCHW16c data on any CPU)."""
+    monkeypatch.setattr(_convolution, "picked_block", lambda lib, problem, threads: 16)
+
+
+def _cpu_flags() -> set[str] | None:
+    try:
+        with open("/proc/cpuinfo") as info:
+            line = next(line for line in info if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return None
+    return set(line.split(":", 1)[1].split())
+
+
+def test_onednn_picks_nchw16c_exactly_on_avx512_machines(monkeypatch):
+    monkeypatch.undo()  # oneDNN's own answer
+    flags = _cpu_flags()
+    if flags is None:
+        pytest.skip("the CPU's instruction sets are read from /proc/cpuinfo (Linux)")
+    lib = _onednn.library()
+    picks = _onednn.takes_blocked(lib, (2, 16, 6, 6), (32, 16, 3, 3), (1, 1), (1, 1), (1, 1),
+                                  1, 1)
+    assert picks == ("avx512f" in flags)
+    # and never where the structure rules it out, whatever the CPU
+    assert not _onednn.takes_blocked(lib, (2, 12, 6, 6), (32, 12, 3, 3), (1, 1), (1, 1),
+                                     (1, 1), 1, 1)
 
 
 def _unit(data, channels, name):

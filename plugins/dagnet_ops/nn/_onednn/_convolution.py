@@ -39,7 +39,7 @@ from ._primitive import (
 
 __all__ = ["ConvProblem", "kernel_for", "inference_kernel", "fuses_eltwise", "conv_forward",
            "conv_grad_data", "conv_grad_weight", "conv_grads", "takes_blocked",
-           "channel_block"]
+           "channel_block", "picked_block"]
 
 _CONVOLUTION_DIRECT = 1
 _CACHE_SIZE = 256  # problems kept: a large network has a few dozen distinct ones
@@ -260,9 +260,6 @@ def _data(shape: tuple[int, ...], blocked: int) -> tuple[int, ...]:
     return blocked_shape(shape, blocked) if blocked else shape
 
 
-_native: dict[tuple, bool] = {}
-
-
 def takes_blocked(lib, x_shape, w_shape, stride, dilate, pad, groups, threads) -> bool:
     """Whether oneDNN, left to choose, runs this 2-D convolution (plain shapes) on NCHW16c
     data and output: its native layout on AVX-512 machines, where the ``blocked`` kernels
@@ -272,49 +269,46 @@ def takes_blocked(lib, x_shape, w_shape, stride, dilate, pad, groups, threads) -
     if problem is None or len(x_shape) != 4 or groups != 1 or \
             x_shape[1] % CHANNEL_BLOCK or w_shape[0] % CHANNEL_BLOCK:
         return False
-    key = (problem, threads)
-    if key not in _native:
-        lib.use_threads(threads)
-        try:
-            kernel = _forward(lib, problem, _Descs(lib, problem, True))
-        except OneDNNError:
-            _native[key] = False
-        else:
-            _native[key] = (kernel.takes_layout("src", MemoryDesc(lib, x_shape,
-                                                                  block=CHANNEL_BLOCK))
-                            and kernel.takes_layout("dst", MemoryDesc(lib, y_shape,
-                                                                      block=CHANNEL_BLOCK)))
-    return _native[key]
+    return picked_block(lib, problem, threads) == CHANNEL_BLOCK
 
 
 #: the convolution :func:`channel_block` asks about: a 3x3 layer in the middle of a
 #: residual network (64 channels on 56x56, batch 1)
 _PROBE = ((1, 64, 56, 56), (64, 64, 3, 3), (1, 1), (1, 1), (1, 1))
-_blocks: dict[int, int] = {}
+_picked: dict[tuple, int] = {}
+
+
+def picked_block(lib, problem: ConvProblem, threads: int) -> int:
+    """The channels per block of the data and output layout oneDNN picks, left to choose,
+    for the training forward kernel of ``problem`` (a plain one) on ``threads`` threads: 16
+    (NCHW16c) on AVX-512 machines, 8 (NCHW8c) on AVX2 ones, or 0 for another layout (plain,
+    channels-last) or no kernel.  Asked of oneDNN once per problem."""
+    key = (problem, threads)
+    if key not in _picked:
+        lib.use_threads(threads)
+        try:
+            kernel = _forward(lib, problem, _Descs(lib, problem, True))
+        except OneDNNError:
+            _picked[key] = 0
+        else:
+            _picked[key] = next(
+                (block for block in sorted(BLOCKED_TAGS, reverse=True)
+                 if kernel.takes_layout("src", MemoryDesc(lib, problem.x_shape, block=block))
+                 and kernel.takes_layout("dst", MemoryDesc(lib, problem.y_shape, block=block))),
+                0)
+    return _picked[key]
 
 
 def channel_block(lib, threads: int) -> int:
     """The channels per block of the data layout oneDNN's convolutions want on this CPU --
     16 (NCHW16c) on AVX-512, 8 (NCHW8c) on AVX2 -- or 0 when they want another (plain,
-    channels-last).  Asked once per thread count: the layout oneDNN picks, left to choose,
-    for the training forward kernel of a 3x3 convolution of 64 channels (its inference
-    kernels on AVX2 pick channels-last for ungrouped layers, no faster, and NCHW8c for
-    depthwise ones)."""
-    if threads not in _blocks:
-        x_shape, w_shape, stride, dilate, pad = _PROBE
-        y_shape = _output_shape(x_shape, w_shape, stride, dilate, pad)
-        problem = _problem(x_shape, w_shape, y_shape, stride, dilate, pad, 1)
-        lib.use_threads(threads)
-        try:
-            kernel = _forward(lib, problem, _Descs(lib, problem, True))
-        except OneDNNError:
-            _blocks[threads] = 0
-        else:
-            _blocks[threads] = next(
-                (block for block in sorted(BLOCKED_TAGS, reverse=True)
-                 if kernel.takes_layout("src", MemoryDesc(lib, x_shape, block=block))
-                 and kernel.takes_layout("dst", MemoryDesc(lib, y_shape, block=block))), 0)
-    return _blocks[threads]
+    channels-last): :func:`picked_block` of a 3x3 convolution of 64 channels (oneDNN's
+    inference kernels on AVX2 pick channels-last for ungrouped layers, no faster, and
+    NCHW8c for depthwise ones)."""
+    x_shape, w_shape, stride, dilate, pad = _PROBE
+    y_shape = _output_shape(x_shape, w_shape, stride, dilate, pad)
+    return picked_block(lib, _problem(x_shape, w_shape, y_shape, stride, dilate, pad, 1),
+                        threads)
 
 
 def conv_forward(lib, x, w, stride, dilate, pad, groups, threads, out=None, blocked=0):
