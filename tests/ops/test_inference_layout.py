@@ -184,3 +184,33 @@ def test_a_hybridized_block_called_for_prediction_runs_on_blocks(block):
     expected = net(x).asnumpy()
     net.hybridize(static_alloc=True, static_shape=True)
     np.testing.assert_allclose(net(x).asnumpy(), expected, rtol=1e-4, atol=1e-5)
+
+
+@needs_onednn
+@pytest.mark.parametrize("kept", ["on the blocks", "oneDNN's choice"])
+def test_either_kernel_of_a_blocked_convolution_gives_the_plain_graphs_outputs(kept, block,
+                                                                               monkeypatch):
+    """An ungrouped 3x3 layer on blocks keeps the faster of oneDNN's kernel on the blocks
+    and the one it picks when left to choose (reordered from and to the blocks): each,
+    made the faster, computes the same."""
+    from dagnet_ops.nn._onednn import _convolution
+
+    def seconds(kernel, problem, threads):
+        reorders = bool(kernel._reorders.keys() - {"weights"})
+        return 0.0 if reorders == (kept == "oneDNN's choice") else 1.0
+
+    monkeypatch.setattr(_convolution, "_seconds", seconds)
+    monkeypatch.setattr(_convolution, "_cache", _convolution.KernelCache(8, "convolution"))
+    x = mx.sym.Variable("data")
+    for name in ("a", "b"):
+        x = mx.sym.Convolution(x, num_filter=16, kernel=(3, 3), pad=(1, 1), name=name)
+        x = mx.sym.Activation(x, act_type="relu", name=f"{name}_relu")
+    args = {"data": mx.nd.array(np.random.RandomState(2).normal(size=(2, 16, 7, 7)))}
+    rs = np.random.RandomState(3)
+    for name, shape in zip(x.list_arguments()[1:], x.infer_shape(data=(2, 16, 7, 7))[0][1:]):
+        args[name] = mx.nd.array(rs.normal(0, 0.3, shape))
+    expected = bind(x, args, {}, passes=False).forward()[0].asnumpy()
+    rewritten = bind(x, args, {})
+    assert ops(rewritten)[CONV] == 2
+    np.testing.assert_allclose(rewritten.forward()[0].asnumpy(), expected, rtol=1e-4,
+                               atol=1e-5 * np.abs(expected).max())

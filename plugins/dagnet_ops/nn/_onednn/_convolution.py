@@ -15,8 +15,11 @@ arrays (its AVX2 one), taken and given as they are; only the filters are reorder
 from __future__ import annotations
 
 import ctypes
+import time
 from collections.abc import Callable
 from typing import NamedTuple
+
+import numpy as np
 
 from ._library import DIMS, Library, OneDNNError
 from ._primitive import (
@@ -113,7 +116,7 @@ def _forward_pd(lib: Library, d: _Descs) -> ctypes.c_void_p:
     return pd
 
 
-def _inference(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
+def _inference(lib: Library, p: ConvProblem, d: _Descs, threads: int) -> Kernel:
     """The forward kernel for inference: with a bias and the problem's post-ops (a sum
     post-op reads the destination's old values).
 
@@ -122,11 +125,32 @@ def _inference(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
     reorders from and to NCHW take longer than the convolution -- a depthwise 3x3 of 96
     channels at 112x112 took 4.3 ms with them against 0.65 ms on channels in blocks of 8 --
     so its data takes the layout oneDNN picks for its training kernels (blocks of 8 on
-    AVX2, 16 on AVX-512; plain where the channels do not divide).  An ungrouped one keeps
-    oneDNN's choice, within a tenth of the blocked kernels either way."""
+    AVX2, 16 on AVX-512; plain where the channels do not divide).  An ungrouped one on
+    plain data keeps oneDNN's choice, within a tenth of the blocked kernels either way.
+
+    On channel-blocked data (``p.blocked``) an ungrouped convolution wider than 1x1 has two
+    kernels: oneDNN's on the blocks, and the one oneDNN picks for inference when left to
+    choose, with reorders from and to the blocks.  Neither is faster everywhere (on AVX2,
+    oneDNN's channels-last kernel took 3.6 ms against 4.7 ms for a 3x3 layer of 256
+    channels at 14x14, and 3.0 ms against 2.8 ms for one of 64 at 56x56), so both are
+    timed on this machine at first use and the faster kept."""
+    accumulate = any(op[0] == "sum" for op in p.post_ops)
+    if p.blocked:
+        on_blocks = _inference_kernel(lib, p, d, d.x.handle, d.y.handle, accumulate)
+        if p.groups > 1 or all(k == 1 for k in p.w_shape[2:]):
+            return on_blocks
+        chosen = [MemoryDesc(lib, shape, any_layout=True) for shape in (p.x_shape, p.y_shape)]
+        try:
+            on_choice = _inference_kernel(lib, p, d, chosen[0].handle, chosen[1].handle,
+                                          accumulate)
+        except OneDNNError:
+            return on_blocks
+        if on_choice.takes_layout("src", d.x) and on_choice.takes_layout("dst", d.y):
+            return on_blocks  # oneDNN's choice is the blocks
+        return min((on_blocks, on_choice), key=lambda kernel: _seconds(kernel, p, threads))
     hint = None
     x_md, y_md = d.x.handle, d.y.handle
-    if p.groups > 1 and not p.blocked and not p.plain_layouts("inference"):
+    if p.groups > 1 and not p.plain_layouts("inference"):
         try:
             hint = _forward_pd(lib, d)
         except OneDNNError:
@@ -135,21 +159,44 @@ def _inference(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
             x_md, y_md = (lib.dll.dnnl_primitive_desc_query_md(hint, QUERY_EXEC_ARG_MD, ARG[name])
                           for name in ("src", "dst"))
     try:
-        pd = ctypes.c_void_p()
-        lib.check(lib.dll.dnnl_convolution_forward_primitive_desc_create(
-            ctypes.byref(pd), lib.engine, FORWARD_INFERENCE, _CONVOLUTION_DIRECT,
-            x_md, d.w.handle, d.b.handle if d.b else None, y_md,
-            d.stride, d.dilate, d.pad, d.pad, d.attr), "convolution inference descriptor")
+        return _inference_kernel(lib, p, d, x_md, y_md, accumulate)
     finally:
         if hint is not None:  # the new descriptor holds copies of its memory descriptors
             lib.dll.dnnl_primitive_desc_destroy(hint)
-    x, y = _data_shapes(p)
-    args = [Argument("src", x), Argument("weights", p.onednn_w_shape),
-            Argument("dst", y, output=True,
-                     accumulate=any(op[0] == "sum" for op in p.post_ops))]
+
+
+def _inference_kernel(lib: Library, p: ConvProblem, d: _Descs, x_md, y_md,
+                      accumulate: bool) -> Kernel:
+    """The inference kernel on data of descriptor ``x_md`` into ``y_md``, its arguments the
+    problem's arrays (plain, or channel-blocked when ``p.blocked``)."""
+    pd = ctypes.c_void_p()
+    lib.check(lib.dll.dnnl_convolution_forward_primitive_desc_create(
+        ctypes.byref(pd), lib.engine, FORWARD_INFERENCE, _CONVOLUTION_DIRECT,
+        x_md, d.w.handle, d.b.handle if d.b else None, y_md,
+        d.stride, d.dilate, d.pad, d.pad, d.attr), "convolution inference descriptor")
+    args = [Argument("src", p.x_shape, block=p.blocked), Argument("weights", p.onednn_w_shape),
+            Argument("dst", p.y_shape, output=True, accumulate=accumulate, block=p.blocked)]
     if p.bias:
         args.insert(2, Argument("bias", (p.w_shape[0],)))
     return Kernel(lib, pd, args, "convolution inference")
+
+
+def _seconds(kernel: Kernel, p: ConvProblem, threads: int, runs: int = 2) -> float:
+    """The fastest of ``runs`` runs of the inference ``kernel`` (after one to warm it) on
+    arrays of the problem's shapes."""
+    x, y = (np.zeros(_data(shape, p.blocked), np.float32) for shape in (p.x_shape, p.y_shape))
+    weights, staged = kernel.prepared("weights", np.zeros(p.onednn_w_shape, np.float32),
+                                      threads)
+    arrays = {"src": x, "weights": weights, "dst": y}
+    if p.bias:
+        arrays["bias"] = np.zeros(p.w_shape[0], np.float32)
+    best = float("inf")
+    for attempt in range(runs + 1):
+        start = time.perf_counter()
+        kernel.run(arrays, threads, staged=("weights",) if staged else ())
+        if attempt:
+            best = min(best, time.perf_counter() - start)
+    return best
 
 
 def _forward(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
@@ -160,8 +207,8 @@ def _forward(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
 
 
 def _data_shapes(p: ConvProblem) -> tuple:
-    """The data's and the output's shapes as the kernel's arguments declare them: None
-    (the primitive's own layout, passed as it is) when the problem is blocked."""
+    """The data's and the output's shapes as the training kernels' arguments declare them:
+    None (the primitive's own layout, passed as it is) when the problem is blocked."""
     return (None, None) if p.blocked else (p.x_shape, p.y_shape)
 
 
@@ -203,7 +250,7 @@ def _backward_weights(lib: Library, p: ConvProblem, d: _Descs) -> Kernel:
 
 
 _BUILDERS: dict[str, Callable[[Library, ConvProblem, _Descs], Kernel]] = {
-    "inference": _inference, "forward": _forward, "backward_data": _backward_data,
+    "forward": _forward, "backward_data": _backward_data,
     "backward_weights": _backward_weights,
 }
 _cache = KernelCache(_CACHE_SIZE, "convolution")
@@ -213,8 +260,13 @@ def kernel_for(lib: Library, pass_: str, problem: ConvProblem, threads: int) -> 
     """The cached kernel for one pass (``inference``, ``forward``, ``backward_data`` or
     ``backward_weights``) of ``problem`` on ``threads`` threads, built on first use; None
     when oneDNN has no kernel for it (remembered too)."""
-    return _cache.get(lib, (pass_, problem), threads, lambda: _BUILDERS[pass_](
-        lib, problem, _Descs(lib, problem, not problem.plain_layouts(pass_))))
+    def build() -> Kernel:
+        descs = _Descs(lib, problem, not problem.plain_layouts(pass_))
+        if pass_ == "inference":  # may time its candidates on these threads
+            return _inference(lib, problem, descs, threads)
+        return _BUILDERS[pass_](lib, problem, descs)
+
+    return _cache.get(lib, (pass_, problem), threads, build)
 
 
 def _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked=0, bias=False,

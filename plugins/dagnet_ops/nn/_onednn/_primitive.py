@@ -79,7 +79,7 @@ class MemoryDesc:
 
     def __init__(self, lib: Library, shape: tuple[int, ...], *, any_layout: bool = False,
                  block: int = 0, tag: int | None = None):
-        self.lib, self.shape = lib, tuple(shape)
+        self.lib, self.shape, self.block = lib, tuple(shape), block
         dims = DIMS(*shape)
         tag = tag or (FORMAT_ANY if any_layout else BLOCKED_TAGS[block][len(shape)] if block
                       else _PLAIN_TAG[len(shape)])
@@ -93,7 +93,7 @@ class MemoryDesc:
         """The layout of descriptor ``md`` seen with ``shape`` (dimensions of size 1 added
         or dropped); OneDNNError where that layout cannot be written so."""
         self = cls.__new__(cls)
-        self.lib, self.shape = lib, tuple(shape)
+        self.lib, self.shape, self.block = lib, tuple(shape), 0
         self.handle = ctypes.c_void_p()
         lib.check(lib.dll.dnnl_memory_desc_reshape(ctypes.byref(self.handle), md, len(shape),
                                                    DIMS(*shape)), "dnnl_memory_desc_reshape")
@@ -151,13 +151,16 @@ def post_ops_attr(lib: Library, post_ops: tuple) -> ctypes.c_void_p:
 class Argument:
     """An argument of a kernel: its ``DNNL_ARG_*`` name, its plain shape (None: the
     primitive's own layout, passed as a byte array of :meth:`Kernel.nbytes`), whether
-    the primitive writes it, and whether it also reads what the output held before
-    (``accumulate``: the destination of a sum post-op)."""
+    the primitive writes it, whether it also reads what the output held before
+    (``accumulate``: the destination of a sum post-op), and ``block``: 0 for an array in
+    the plain layout, else the channels per block of a channel-blocked one (see
+    :class:`MemoryDesc`)."""
 
     name: str
     shape: tuple[int, ...] | None
     output: bool = False
     accumulate: bool = False
+    block: int = 0
 
 
 class _Memory:
@@ -265,7 +268,7 @@ class Reorder:
         self.inner = self._copied = _Memory(lib, inner_md)
         plain_md, shape = plain.handle, plain.shape
         squeezed = _without_trailing_ones(shape)
-        if squeezed != shape:
+        if squeezed != shape and not plain.block:
             try:
                 self._descs = (MemoryDesc(lib, squeezed),
                                MemoryDesc.reshaped(lib, inner_md, squeezed))
@@ -321,7 +324,8 @@ class Kernel:
     def __init__(self, lib: Library, pd: ctypes.c_void_p, arguments: list[Argument], what: str):
         self.lib, self.what = lib, what
         self.primitive = _Primitive(lib, pd, what)
-        self._plain = {a.name: MemoryDesc(lib, a.shape) for a in arguments if a.shape}
+        self._plain = {a.name: MemoryDesc(lib, a.shape, block=a.block)
+                       for a in arguments if a.shape}
         self._direct: dict[str, _Memory] = {}
         self._reorders: dict[str, Reorder] = {}
         self._reorders_in: dict[str, Reorder] = {}  # accumulated outputs: their old values
