@@ -186,3 +186,37 @@ def test_a_block_the_plan_hands_on_does_not_split_the_backward_chain():
         name: "null" if name == "data" else "write" for name in loss.list_arguments()})
     assert executor.memory_stats()["inplace"] > 0
     assert len(executor._program(True, True)) == 1
+
+
+def _inplace_nodes(executor):
+    """The lines of ``debug_str`` of the steps computed in place."""
+    return [line for line in executor.debug_str().splitlines() if "req=inplace" in line]
+
+
+def test_a_sum_takes_over_an_operand_an_earlier_node_read_too(engine_name):
+    """A residual connection: ``x`` is read by a branch, then added to the branch's
+    result; the sum, the last reader of ``x``, writes over ``x``'s block, and the branch
+    has read it by then."""
+    data = mx.sym.Variable("data")
+    x = mx.sym.relu(data, name="x")
+    net = mx.sym.elemwise_add(mx.sym.sigmoid(x, name="branch"), x, name="sum")
+    net = mx.sym.negative(net, name="out")  # the sum's result an inner buffer
+    with mx.config.set(memory_plan=True):
+        executor = net.simple_bind(mx.cpu(), data=(3, 4), grad_req="null")
+    value = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    got = executor.forward(data=mx.nd.array(value))[0].asnumpy()
+    relu = np.maximum(value, 0)
+    np.testing.assert_allclose(got, -(1 / (1 + np.exp(-relu)) + relu), rtol=1e-6)
+    assert any("sum" in line for line in _inplace_nodes(executor)), executor.debug_str()
+
+
+def test_an_operand_a_node_reads_twice_is_not_overwritten(engine_name):
+    data = mx.sym.Variable("data")
+    x = mx.sym.relu(data, name="x")
+    net = mx.sym.negative(mx.sym.elemwise_add(x, x, name="sum"), name="out")
+    with mx.config.set(memory_plan=True):
+        executor = net.simple_bind(mx.cpu(), data=(3, 4), grad_req="null")
+    value = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    got = executor.forward(data=mx.nd.array(value))[0].asnumpy()
+    np.testing.assert_allclose(got, -2 * np.maximum(value, 0), rtol=1e-6)
+    assert not any("sum" in line for line in _inplace_nodes(executor)), executor.debug_str()

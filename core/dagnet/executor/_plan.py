@@ -4,8 +4,13 @@ Planning follows the operators' declarations, as MXNet's ``PlanMemory`` pass:
 
 - *in place*: an output may take over the block of an input the operator
   declares it can overwrite (``Op.inplace``), when that input is an inner
-  buffer of the same shape and dtype that nothing else reads -- no other
-  node, and no backward step (``Gradient.uses`` lists what backward reads);
+  buffer of the same shape and dtype that nothing reads after the operator --
+  no later node, and no backward step (``Gradient.uses`` lists what backward
+  reads) -- and the operator reads that block at no other input.  Earlier
+  readers (a residual network's shortcut, read by the block's first
+  convolution and added by its last) are done by then: the engine runs a
+  write after the reads pushed before it, as MXNet's planner counts the
+  references left;
 - *reuse*: a block returns to the free list once the last step reading or
   writing its buffers has been pushed, and a later buffer takes the
   smallest free block that fits (or grows the largest one) -- among the
@@ -69,11 +74,7 @@ def plan_memory(graph: Graph, enabled: bool,
     buffers, steps = graph.buffers, graph.steps
     first: dict[int, int] = {}
     last: dict[int, int] = {}
-    reads: dict[int, int] = {}
     for s, step in enumerate(steps):
-        for b in step.inputs:
-            if buffers[b].kind == INNER:
-                reads[b] = reads.get(b, 0) + 1
         for b in (*step.inputs, *step.outputs):
             if buffers[b].kind == INNER:
                 first.setdefault(b, s)
@@ -130,8 +131,8 @@ def plan_memory(graph: Graph, enabled: bool,
                 continue
             st = None
             if step.reqs[position] is OpReqType.WRITE:
-                st = _inplace_source(step, position, b, buffers, plan, reads, last,
-                                     storage_last, claimed, s)
+                st = _inplace_source(step, position, b, buffers, plan, last, storage_last,
+                                     claimed, s)
             if st is None:
                 st = take(b, s)
             else:
@@ -206,9 +207,10 @@ def _users(graph: Graph) -> dict[int, int]:
     return masks
 
 
-def _inplace_source(step, position, b, buffers, plan, reads, last, storage_last, claimed,
+def _inplace_source(step, position, b, buffers, plan, last, storage_last, claimed,
                     s) -> int | None:
-    """The block of an input that output ``position`` of ``step`` may overwrite, or None."""
+    """The block of an input that output ``position`` of ``step`` may overwrite, or None:
+    one whose last user is ``step`` and that ``step`` reads at that input only."""
     out = buffers[b]
     for i, o in step.inplace:
         if o != position or i >= len(step.inputs):
@@ -217,7 +219,8 @@ def _inplace_source(step, position, b, buffers, plan, reads, last, storage_last,
         src = buffers[source]
         st = plan.storage_of.get(source)
         if (src.kind == INNER and st is not None and st not in claimed
-                and reads.get(source) == 1 and last[source] == s and storage_last[st] == s
+                and last[source] == s and storage_last[st] == s
+                and sum(plan.storage_of.get(other) == st for other in step.inputs) == 1
                 and (src.shape, src.dtype, src.device) == (out.shape, out.dtype, out.device)):
             return st
     return None
