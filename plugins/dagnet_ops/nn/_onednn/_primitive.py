@@ -171,13 +171,16 @@ class _Memory:
         self.handle = ctypes.c_void_p()
         lib.check(lib.dll.dnnl_memory_create(ctypes.byref(self.handle), md, lib.engine, None),
                   "dnnl_memory_create")
+        self.address: int | None = None  # where point_at last pointed it
         self.nbytes = lib.dll.dnnl_memory_desc_get_size(md)
 
     def point_at(self, array: np.ndarray | int) -> None:
         """Point the memory at ``array``'s data, or at the address ``array`` (an int)."""
         address = array if type(array) is int else array.ctypes.data
-        self.lib.check(self.lib.dll.dnnl_memory_set_data_handle(self.handle, address),
-                       "dnnl_memory_set_data_handle")
+        if address != self.address:  # a bound graph's node passes the same arrays again
+            self.lib.check(self.lib.dll.dnnl_memory_set_data_handle(self.handle, address),
+                           "dnnl_memory_set_data_handle")
+            self.address = address
 
     def __del__(self):
         if self.handle:
