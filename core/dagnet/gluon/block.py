@@ -676,11 +676,16 @@ class HybridBlock(Block):
                                       f"input format = {fmt}")
         present = [a for a in flat if a is not None]
         cargs = []
+        ctx = present[0].context if present else None
         for is_arg, item in self._cached_op_args:
             if is_arg:
                 cargs.append(present[item])
+                continue
+            held = item._data  # the common case, one dense array on the data's device
+            if held is not None and len(held) == 1 and item._stype == "default" and (
+                    ctx is None or held[0].context == ctx):
+                cargs.append(held[0])
             else:
-                ctx = present[0].context if present else None
                 try:
                     cargs.append(item.data(ctx))
                 except DeferredInitializationError:
