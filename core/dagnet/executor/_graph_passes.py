@@ -131,13 +131,16 @@ def run_graph_passes(symbol: Any, shapes: dict, dtypes: dict, ctx: Context,
     chosen = registry.for_backend(backend) if backend else registry.on_bind()
     disabled = disabled_graph_passes()
     options = MappingProxyType(dict(options or {}))
+    text = text_of = None  # the symbol's JSON, written again only once a pass changed it
     for registration in chosen:
         name = registration.name
         if name in disabled:
             continue
+        if text_of is not symbol:
+            text, text_of = symbol.tojson(), symbol
         nodes = symbol._nodes()
         graph = BoundGraph(
-            json.loads(symbol.tojson()),
+            json.loads(text),
             [[_known(shapes.get((n, k))) for k in range(n.num_outputs())] for n in nodes],
             [[dtypes.get((n, k)) for k in range(n.num_outputs())] for n in nodes], ctx,
             options, for_training)

@@ -10,7 +10,6 @@ the rewritten JSON with the dropped nodes gone.  A node that takes the place of 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator
 from typing import Any
 
@@ -147,14 +146,23 @@ class GraphEdit:
         self.changed = True
 
     def snapshot(self) -> tuple:
-        """The edits so far, to go back to (:meth:`restore`) if a tentative one fails."""
-        return copy.deepcopy((self.nodes, self.heads, self.dropped, self._readers,
-                              self.changed))
+        """The edits so far, to go back to (:meth:`restore`) if a tentative one fails.
+
+        The copy is as deep as the edits reach -- the node list, each node's input
+        entries (:meth:`move_readers` rewrites them in place), the readers' lists -- not
+        the nodes' attributes or subgraphs, which no edit changes: a deep copy of a
+        resnet-152 per residual sum took seven seconds of its bind."""
+        return (self._copied_nodes(), [list(h) for h in self.heads], set(self.dropped),
+                {entry: list(readers) for entry, readers in self._readers.items()},
+                self.changed)
 
     def restore(self, snapshot: tuple) -> None:
-        self.nodes, self.heads, self.dropped, self._readers, self.changed = \
-            copy.deepcopy(snapshot)
+        """Go back to ``snapshot`` (taken by :meth:`snapshot`, used once)."""
+        self.nodes, self.heads, self.dropped, self._readers, self.changed = snapshot
         self._ops.clear()
+
+    def _copied_nodes(self) -> list[dict]:
+        return [dict(node, inputs=[list(e) for e in node["inputs"]]) for node in self.nodes]
 
     def _unread(self, nid: int) -> None:
         for source, index, _ in self.nodes[nid]["inputs"]:
