@@ -20,9 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..nn import _onednn
-from ..nn._common import threads_for
-from ..nn.channel_blocks import CONV, FROM_BLOCKS, TO_BLOCKS
+from ..nn.channel_blocks import CONV, FROM_BLOCKS, TO_BLOCKS, preferred_block, runs_on_blocks
 from ..nn.convolution import ConvolutionParam, conv_geometry
 from ..nn.fused_conv import OP as FUSED_OP
 from ..nn.fused_conv import subgraph_json
@@ -37,9 +35,8 @@ _TRUE = ("True", "true", "1")
 
 def channel_block() -> int:
     """The channels per block the pass keeps data in on this CPU (0: the pass does not
-    apply): what oneDNN's convolutions want (see ``_onednn.channel_block``)."""
-    lib = _onednn.library_for(np, np.zeros(0, np.float32))
-    return 0 if lib is None else _onednn.channel_block(lib, threads_for(np))
+    apply): what oneDNN's convolutions want (``channel_blocks.preferred_block``)."""
+    return preferred_block()
 
 
 def rewrite(graph: Any, block: int | None = None) -> dict | None:
@@ -96,10 +93,7 @@ def _runs_blocked(edit: GraphEdit, nid: int, block: int) -> bool:
     if conv.layout not in (None, "NCHW"):
         return False
     _, stride, dilate, pad = conv_geometry("Convolution", conv, 4)
-    lib = _onednn.library_for(np, np.zeros(0, np.float32))
-    return lib is not None and _onednn.inference_kernel(
-        lib, data, weight, stride, dilate, pad, conv.num_group, threads_for(np),
-        bias=True, post_ops=(), blocked=block) is not None
+    return runs_on_blocks(data, weight, stride, dilate, pad, conv.num_group, block)
 
 
 def _emit(edit: GraphEdit, joined: set[int], block: int) -> dict:

@@ -50,7 +50,8 @@ from .fused_conv import (
     subgraph_json,
 )
 
-__all__ = ["OPS", "TO_BLOCKS", "FROM_BLOCKS", "CONV", "to_blocks", "from_blocks"]
+__all__ = ["OPS", "TO_BLOCKS", "FROM_BLOCKS", "CONV", "to_blocks", "from_blocks",
+           "preferred_block", "runs_on_blocks"]
 
 TO_BLOCKS, FROM_BLOCKS = "_NCHW_to_ChannelBlocks", "_ChannelBlocks_to_NCHW"
 CONV = "_FusedConv_ChannelBlocks"
@@ -67,6 +68,28 @@ class BlockedFusedConvParam(FusedConvParam):
 
 
 # -- the layout ------------------------------------------------------------------------------
+def _library():
+    return _onednn.library_for(np, np.zeros(0, np.float32))
+
+
+def preferred_block() -> int:
+    """The channels per block oneDNN's convolutions want on this CPU: 8 on AVX2, 16 on
+    AVX-512, 0 where they want another layout or oneDNN is off or absent (asked of oneDNN,
+    see ``_onednn.channel_block``)."""
+    lib = _library()
+    return 0 if lib is None else _onednn.channel_block(lib, threads_for(np))
+
+
+def runs_on_blocks(data_shape, weight_shape, stride, dilate, pad, groups: int,
+                   block: int) -> bool:
+    """Whether oneDNN has an inference kernel for this float32 convolution (plain shapes)
+    on data in channel blocks of ``block``."""
+    lib = _library()
+    return lib is not None and _onednn.inference_kernel(
+        lib, tuple(data_shape), tuple(weight_shape), stride, dilate, pad, groups,
+        threads_for(np), bias=True, post_ops=(), blocked=block) is not None
+
+
 def to_blocks(xp, x, block: int):
     """Plain ``(N, C, *spatial)`` ``x`` as a new channel-blocked array (C a multiple of
     ``block``)."""
