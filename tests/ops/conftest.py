@@ -1,4 +1,5 @@
-"""``hide_numba``: makes a family of compiled kernels load as if numba were not installed."""
+"""``hide_numba``: makes a family of compiled kernels load as if numba were not installed;
+``cpu_flags``: the instruction sets of this CPU."""
 
 from __future__ import annotations
 
@@ -23,3 +24,15 @@ def hide_numba(monkeypatch):
                             raising=False)
 
     return hide
+
+
+@pytest.fixture
+def cpu_flags() -> set[str]:
+    """The CPU's instruction sets (``avx2``, ``avx512f``, ...) from ``/proc/cpuinfo``; the
+    test is skipped where that cannot be read (not Linux)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            line = next(line for line in info if line.startswith("flags"))
+    except (OSError, StopIteration):
+        pytest.skip("the CPU's instruction sets are read from /proc/cpuinfo (Linux)")
+    return set(line.split(":", 1)[1].split())

@@ -76,22 +76,11 @@ def block(request, monkeypatch):
     return request.param
 
 
-def _cpu_flags() -> set[str] | None:
-    try:
-        with open("/proc/cpuinfo") as info:
-            line = next(line for line in info if line.startswith("flags"))
-    except (OSError, StopIteration):
-        return None
-    return set(line.split(":", 1)[1].split())
-
-
 @needs_onednn
-def test_the_pass_asks_oneDNN_which_layout_this_cpu_wants():
+def test_the_pass_asks_oneDNN_which_layout_this_cpu_wants(cpu_flags):
     """oneDNN's convolutions run channels in blocks of 16 on AVX-512 machines and of 8 on
     AVX2 ones: the pass keeps the data so (oneDNN's answer, not an assumption)."""
-    flags = _cpu_flags()
-    if flags is None:
-        pytest.skip("the CPU's instruction sets are read from /proc/cpuinfo (Linux)")
+    flags = cpu_flags
     expected = 16 if "avx512f" in flags else 8 if "avx2" in flags else None
     if expected is None:
         pytest.skip("a CPU with neither AVX-512 nor AVX2: oneDNN's choice is not known here")

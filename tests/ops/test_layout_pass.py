@@ -29,20 +29,9 @@ def onednn_picks_nchw16c(monkeypatch):
     monkeypatch.setattr(_convolution, "picked_block", lambda lib, problem, threads: 16)
 
 
-def _cpu_flags() -> set[str] | None:
-    try:
-        with open("/proc/cpuinfo") as info:
-            line = next(line for line in info if line.startswith("flags"))
-    except (OSError, StopIteration):
-        return None
-    return set(line.split(":", 1)[1].split())
-
-
-def test_onednn_picks_nchw16c_exactly_on_avx512_machines(monkeypatch):
+def test_onednn_picks_nchw16c_exactly_on_avx512_machines(monkeypatch, cpu_flags):
     monkeypatch.undo()  # oneDNN's own answer
-    flags = _cpu_flags()
-    if flags is None:
-        pytest.skip("the CPU's instruction sets are read from /proc/cpuinfo (Linux)")
+    flags = cpu_flags
     lib = _onednn.library()
     picks = _onednn.takes_blocked(lib, (2, 16, 6, 6), (32, 16, 3, 3), (1, 1), (1, 1), (1, 1),
                                   1, 1)

@@ -24,6 +24,7 @@ from dagnet.operator import XP, Case, Domain, Gradient, Op, OpReqType, assign
 from .._draw import Draw
 from . import _onednn, batch_norm, convolution
 from ._common import threads_for
+from .channel_blocks import from_blocks, to_blocks
 
 __all__ = ["OPS", "BLOCK", "to_blocked_array", "to_plain_array"]
 
@@ -33,24 +34,12 @@ BLOCK = _onednn.CHANNEL_BLOCK  # channels per block
 # -- the layout itself -----------------------------------------------------------------------
 def to_blocked_array(xp, x):
     """NCHW ``x`` as a new NCHW16c array (its channels a multiple of 16)."""
-    n, c, *sizes = x.shape
-    lib = _onednn.library_for(xp, x)
-    if lib is not None and x.flags.c_contiguous:
-        y = _onednn.to_blocked(lib, x, threads_for(xp))
-        if y is not None:
-            return y
-    moved = x.reshape(n, c // BLOCK, BLOCK, *sizes)
-    return xp.ascontiguousarray(xp.moveaxis(moved, 2, -1))
+    return to_blocks(xp, x, BLOCK)
 
 
 def to_plain_array(xp, x):
     """NCHW16c ``x`` as a new NCHW array."""
-    lib = _onednn.library_for(xp, x)
-    if lib is not None and x.flags.c_contiguous:
-        y = _onednn.to_plain(lib, x, threads_for(xp))
-        if y is not None:
-            return y
-    return xp.ascontiguousarray(xp.moveaxis(x, -1, 2)).reshape(_onednn.plain_shape(x.shape))
+    return from_blocks(xp, x)
 
 
 def _blocked_shape(shape):
