@@ -39,14 +39,13 @@ def channel_block() -> int:
     return preferred_block()
 
 
-def rewrite(graph: Any, block: int | None = None) -> dict | None:
+def rewrite(graph: Any) -> dict | None:
     """The pass: ``graph`` a :class:`dagnet.executor.BoundGraph`; the rewritten JSON, or
-    None where nothing joins (or the graph is bound for training, or not on the CPU).
-    ``block``: the channels per block, :func:`channel_block` unless given."""
+    None where nothing joins (or the graph is bound for training, or not on the CPU)."""
     edit = for_inference(graph)
     if edit is None or graph.ctx.device_type != "cpu":
         return None
-    block = channel_block() if block is None else block
+    block = channel_block()
     if not block:
         return None
     candidates = {nid for nid in edit.nodes_of("Convolution", FUSED_OP)
