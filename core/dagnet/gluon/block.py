@@ -683,7 +683,7 @@ class HybridBlock(Block):
                 continue
             held = item._data  # the common case, one dense array on the data's device
             if held is not None and len(held) == 1 and item._stype == "default" and (
-                    ctx is None or held[0].context == ctx):
+                    ctx is None or held[0].context is ctx or held[0].context == ctx):
                 cargs.append(held[0])
             else:
                 try:

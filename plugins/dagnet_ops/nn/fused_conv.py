@@ -343,7 +343,7 @@ def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocke
     name (see :func:`node_parts`); ``blocked``: 0, or the channels per block of the data,
     the sum operand and ``out`` (4-D data as ``(N, C/block, H, W, block)`` arrays)."""
     data = arrays["data"]
-    lib = _onednn.library_for(ctx.xp, *arrays.values(), out)
+    lib = _library(ctx, arrays, out)
     if lib is None or req not in (OpReqType.WRITE, OpReqType.INPLACE) or \
             not out.flags.c_contiguous or data.ndim not in ((5,) if blocked else (3, 4, 5)):
         return False
@@ -368,6 +368,19 @@ def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocke
         else:
             act.apply_in_place(np, out)
     return True
+
+
+def _library(ctx, arrays: dict, out):
+    """oneDNN's library when it should run the node on ``arrays`` (float32 numpy arrays,
+    oneDNN loaded and on), else None; a bound node's dtypes are checked once (they do not
+    change), the switch at every call."""
+    state = ctx.state
+    if state is not None and state.cache.get(_library):
+        return _onednn.library()
+    lib = _onednn.library_for(ctx.xp, *arrays.values(), out)
+    if state is not None and lib is not None:
+        state.cache[_library] = True
+    return lib
 
 
 def _arguments(state, plan: _OneDNNPlan, src, out, operand, keep: bool) -> tuple[dict, bool]:
