@@ -681,7 +681,8 @@ class HybridBlock(Block):
             if is_arg:
                 cargs.append(present[item])
                 continue
-            held = item._data  # the common case, one dense array on the data's device
+            # the common case: a Parameter with one dense array on the data's device
+            held = getattr(item, "_data", None)  # (a traced graph's constants have none)
             if held is not None and len(held) == 1 and item._stype == "default" and (
                     ctx is None or held[0].context is ctx or held[0].context == ctx):
                 cargs.append(held[0])
