@@ -120,11 +120,25 @@ def _write(value: Any, depth: int) -> str:
     if multi_line:
         value = value.value
     if isinstance(value, dict):
-        items = [f"{json.dumps(k)}: {_write(v, depth + 1)}" for k, v in value.items()]
+        items = [f"{_scalar(k)}: {_write(v, depth + 1)}" for k, v in value.items()]
         return _join(items, "{", "}", multi_line or len(items) > 1, depth)
     if isinstance(value, list):
         items = [_write(v, depth + 1) for v in value]
         return _join(items, "[", "]", multi_line or len(items) > 10, depth)
+    return _scalar(value)
+
+
+_quoted = json.encoder.encode_basestring_ascii  # what json.dumps writes a str with
+
+
+def _scalar(value: Any) -> str:
+    """``json.dumps(value)``, without its per-call setup for the strings and ints a graph
+    is mostly made of (a large network's JSON has a few hundred thousand)."""
+    kind = type(value)
+    if kind is str:
+        return _quoted(value)
+    if kind is int:
+        return str(value)
     return json.dumps(value)
 
 
