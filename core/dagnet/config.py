@@ -96,13 +96,13 @@ _KEYS: dict[str, Key] = {
         Key("engine_exit_timeout", float, 5.0,
             "seconds interpreter exit waits for an engine's outstanding functions before it "
             "warns, naming them, and exits anyway",
-            lambda v: None if v >= 0 else "must be 0 or more"),
+            _non_negative),
         Key("engine_fork_timeout", float, 2.0,
             "seconds os.fork() (and multiprocessing's fork, a DataLoader's worker processes) "
             "waits for the engines' outstanding functions before it forks anyway: the parent "
             "keeps that work, and the child, which never runs it, reports what it writes as "
             "failed (EngineForkError) at a wait there",
-            lambda v: None if v >= 0 else "must be 0 or more"),
+            _non_negative),
         Key("gpu_workers", int, 1, "compute workers (each with its own stream) per GPU", _positive),
         Key("copy_workers", int, 1, "copy workers per GPU and direction", _positive),
         Key("priority_workers", int, 1, "workers of the per-device engine's priority lane",
