@@ -24,6 +24,7 @@ from ..nn.channel_blocks import CONV, FROM_BLOCKS, TO_BLOCKS, preferred_block, r
 from ..nn.convolution import ConvolutionParam, conv_geometry
 from ..nn.fused_conv import OP as FUSED_OP
 from ..nn.fused_conv import subgraph_json
+from ..nn.layout_pass import LayoutChange, with_layout_changes
 from ._edit import GraphEdit, for_inference
 
 __all__ = ["NAME", "rewrite", "channel_block"]
@@ -98,51 +99,14 @@ def _runs_blocked(edit: GraphEdit, nid: int, block: int) -> bool:
 def _emit(edit: GraphEdit, joined: set[int], block: int) -> dict:
     """The JSON with the ``joined`` convolutions on channel blocks and the layout changes
     between them and the rest of the graph."""
-    nodes, attrs = edit.nodes, {"block": str(block)}
-    names = {node["name"] for node in nodes}
-    out: list[dict] = []
-    where: dict[int, int] = {}  # old node id -> new
-    changed: dict[tuple[int, int, bool], int] = {}  # (old id, output, to blocks) -> new id
+    attrs = {"block": str(block)}
 
-    def entry(source: int, index: int, version: int, wants_blocks: bool) -> list:
-        if wants_blocks == (source in joined and index == 0):
-            return [where[source], index, version]
-        key = (source, index, wants_blocks)
-        if key not in changed:
-            op = TO_BLOCKS if wants_blocks else FROM_BLOCKS
-            name = _unique(f"{nodes[source]['name']}_{'blocks' if wants_blocks else 'plain'}",
-                           names)
-            out.append({"op": op, "name": name, "attrs": dict(attrs),
-                        "inputs": [[where[source], index, 0]]})
-            changed[key] = len(out) - 1
-        return [changed[key], 0, 0]
+    def rewrite(nid: int, node: dict) -> tuple[dict, set[int]]:
+        _, flags, subgraphs = _conv_parts(edit, nid)
+        row = {"op": CONV, "name": node["name"], "attrs": {**flags, **attrs}, **subgraphs}
+        sums = flags.get("with_sum") in _TRUE  # the sum operand, last, is blocked too
+        return row, {0, len(node["inputs"]) - 1} if sums else {0}
 
-    for nid, node in enumerate(nodes):
-        if nid in edit.dropped:
-            continue
-        row = dict(node)
-        if nid in joined:
-            conv, flags, subgraphs = _conv_parts(edit, nid)
-            blocked = {0, len(node["inputs"]) - 1} if flags.get("with_sum") in _TRUE else {0}
-            row = {"op": CONV, "name": node["name"], "attrs": {**flags, **attrs},
-                   **subgraphs}
-            row["inputs"] = [entry(s, i, v, position in blocked)
-                             for position, (s, i, v) in enumerate(node["inputs"])]
-        elif node.get("inputs"):
-            row["inputs"] = [entry(s, i, v, False) for s, i, v in node["inputs"]]
-        out.append(row)
-        where[nid] = len(out) - 1
-    rewritten = {k: v for k, v in edit.graph.json.items()
-                 if k not in ("nodes", "node_row_ptr", "heads", "arg_nodes")}
-    rewritten.update(nodes=out, heads=[entry(s, i, v, False) for s, i, v in edit.heads],
-                     arg_nodes=[i for i, n in enumerate(out) if n["op"] == "null"])
-    return rewritten
-
-
-def _unique(name: str, names: set[str]) -> str:
-    candidate, n = name, 1
-    while candidate in names:
-        n += 1
-        candidate = f"{name}{n}"
-    names.add(candidate)
-    return candidate
+    return with_layout_changes(edit.graph.json, edit.nodes, edit.heads, joined, rewrite,
+                               LayoutChange(TO_BLOCKS, "blocks", attrs),
+                               LayoutChange(FROM_BLOCKS, "plain", attrs), edit.dropped)

@@ -19,7 +19,8 @@ result: a convolution standing alone keeps its own kernels.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Collection
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from . import _onednn, batch_norm, convolution
 from ._common import threads_for
 from .nchw16c import BLOCK
 
-__all__ = ["NAME", "rewrite"]
+__all__ = ["NAME", "rewrite", "LayoutChange", "with_layout_changes"]
 
 NAME = "nchw16c_layout"
 
@@ -106,41 +107,67 @@ def _candidate(lib, node: dict, graph: Any) -> str | None:
 
 def _emit(graph_json: dict, kinds: list, blocked: set[int]) -> dict:
     """The JSON with the ``blocked`` nodes on NCHW16c and the layout changes they need."""
-    nodes = graph_json["nodes"]
+    def rewrite(nid: int, node: dict) -> tuple[dict, range]:
+        kind = kinds[nid]
+        row = dict(node, op=_BLOCKED_OP[kind]) if kind in _BLOCKED_OP else dict(node)
+        return row, _blocked_inputs(kind, len(node.get("inputs", ())))
+
+    return with_layout_changes(graph_json, graph_json["nodes"], graph_json["heads"], blocked,
+                               rewrite, LayoutChange("_NCHW_to_NCHW16c", "nchw16c"),
+                               LayoutChange("_NCHW16c_to_NCHW", "nchw"))
+
+
+class LayoutChange(NamedTuple):
+    """A node that changes an array's layout: its operator, the suffix its name takes
+    after its source's, and its attributes."""
+
+    op: str
+    suffix: str
+    attrs: dict | None = None
+
+
+def with_layout_changes(graph_json: dict, nodes: list[dict], heads: list, blocked: set[int],
+                        rewrite: Callable[[int, dict], tuple[dict, Collection[int]]],
+                        to_blocked: LayoutChange, to_plain: LayoutChange,
+                        dropped: Collection[int] = ()) -> dict:
+    """The JSON of ``graph_json``'s graph made of ``nodes`` and ``heads`` (symbol JSON node
+    rows and head entries; those ``dropped`` left out) where the first output of each node
+    in ``blocked`` is in another layout: ``rewrite(nid, node)`` gives such a node's new row
+    and the input positions it takes in that layout; every other input, and every graph
+    output, is in the plain one.  Where an entry and its reader differ, a ``to_blocked``
+    or ``to_plain`` node goes between them, one per entry and direction."""
     names = {node["name"] for node in nodes}
     out: list[dict] = []
     where: dict[int, int] = {}  # old node id -> new
-    changed: dict[tuple[int, int, bool], int] = {}  # (old id, output, to NCHW16c) -> new id
+    changed: dict[tuple[int, int, bool], int] = {}  # (old id, output, to blocked) -> new id
 
-    def change(source: int, index: int, to_blocked: bool) -> list:
-        key = (source, index, to_blocked)
+    def entry(source: int, index: int, version: int, wants_blocked: bool) -> list:
+        if wants_blocked == (source in blocked and index == 0):
+            return [where[source], index, version]
+        key = (source, index, wants_blocked)
         if key not in changed:
-            op = "_NCHW_to_NCHW16c" if to_blocked else "_NCHW16c_to_NCHW"
-            name = _unique(f"{nodes[source]['name']}_{'nchw16c' if to_blocked else 'nchw'}",
-                           names)
-            out.append({"op": op, "name": name, "inputs": [[where[source], index, 0]]})
+            change = to_blocked if wants_blocked else to_plain
+            row = {"op": change.op,
+                   "name": _unique(f"{nodes[source]['name']}_{change.suffix}", names),
+                   "inputs": [[where[source], index, 0]]}
+            if change.attrs:
+                row["attrs"] = dict(change.attrs)
+            out.append(row)
             changed[key] = len(out) - 1
         return [changed[key], 0, 0]
 
-    def entry(source: int, index: int, version: int, wants_blocked: bool) -> list:
-        is_blocked = source in blocked and index == 0
-        if wants_blocked != is_blocked:
-            return change(source, index, wants_blocked)
-        return [where[source], index, version]
-
     for nid, node in enumerate(nodes):
-        row = dict(node)
+        if nid in dropped:
+            continue
+        row, takes = rewrite(nid, node) if nid in blocked else (dict(node), ())
         if "inputs" in node:
-            takes = _blocked_inputs(kinds[nid], len(node["inputs"])) if nid in blocked else ()
             row["inputs"] = [entry(s, i, v, position in takes)
                              for position, (s, i, v) in enumerate(node["inputs"])]
-        if nid in blocked and kinds[nid] in _BLOCKED_OP:
-            row["op"] = _BLOCKED_OP[kinds[nid]]
         out.append(row)
         where[nid] = len(out) - 1
-    heads = [entry(s, i, v, False) for s, i, v in graph_json["heads"]]
-    rewritten = {k: v for k, v in graph_json.items() if k not in ("nodes", "node_row_ptr")}
-    rewritten.update(nodes=out, heads=heads,
+    rewritten = {k: v for k, v in graph_json.items()
+                 if k not in ("nodes", "node_row_ptr", "heads", "arg_nodes")}
+    rewritten.update(nodes=out, heads=[entry(s, i, v, False) for s, i, v in heads],
                      arg_nodes=[i for i, n in enumerate(out) if n["op"] == "null"])
     return rewritten
 
