@@ -85,9 +85,9 @@ def runs_on_blocks(data_shape, weight_shape, stride, dilate, pad, groups: int,
     """Whether oneDNN has an inference kernel for this float32 convolution (plain shapes)
     on data in channel blocks of ``block``."""
     lib = _library()
-    return lib is not None and _onednn.inference_kernel(
-        lib, tuple(data_shape), tuple(weight_shape), stride, dilate, pad, groups,
-        threads_for(np), bias=True, post_ops=(), blocked=block) is not None
+    return lib is not None and _onednn.runs_on_blocks(
+        lib, tuple(data_shape), tuple(weight_shape), tuple(stride), tuple(dilate),
+        tuple(pad), groups, block)
 
 
 def to_blocks(xp, x, block: int):

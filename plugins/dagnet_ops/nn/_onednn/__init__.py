@@ -25,6 +25,7 @@ from ._convolution import (
     conv_grads,
     fuses_eltwise,
     inference_kernel,
+    runs_on_blocks,
     takes_blocked,
 )
 from ._inner_product import inner_product_kernel
@@ -38,7 +39,7 @@ __all__ = ["library", "library_for", "unavailable_reason", "OneDNNError", "DISTR
            "max_pool_grad", "blocked_shape", "plain_shape", "takes_blocked", "CHANNEL_BLOCK",
            "to_blocked", "to_plain", "batch_norm_forward", "batch_norm_backward",
            "inference_kernel", "inner_product_kernel", "fuses_eltwise", "channel_block",
-           "BLOCKED_TAGS"]
+           "runs_on_blocks", "BLOCKED_TAGS"]
 
 
 def library() -> Library | None:

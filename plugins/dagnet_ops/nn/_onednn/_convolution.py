@@ -42,7 +42,7 @@ from ._primitive import (
 
 __all__ = ["ConvProblem", "kernel_for", "inference_kernel", "fuses_eltwise", "conv_forward",
            "conv_grad_data", "conv_grad_weight", "conv_grads", "takes_blocked",
-           "channel_block", "picked_block"]
+           "channel_block", "picked_block", "runs_on_blocks"]
 
 _CONVOLUTION_DIRECT = 1
 _CACHE_SIZE = 256  # problems kept: a large network has a few dozen distinct ones
@@ -169,16 +169,23 @@ def _inference_kernel(lib: Library, p: ConvProblem, d: _Descs, x_md, y_md,
                       accumulate: bool) -> Kernel:
     """The inference kernel on data of descriptor ``x_md`` into ``y_md``, its arguments the
     problem's arrays (plain, or channel-blocked when ``p.blocked``)."""
-    pd = ctypes.c_void_p()
-    lib.check(lib.dll.dnnl_convolution_forward_primitive_desc_create(
-        ctypes.byref(pd), lib.engine, FORWARD_INFERENCE, _CONVOLUTION_DIRECT,
-        x_md, d.w.handle, d.b.handle if d.b else None, y_md,
-        d.stride, d.dilate, d.pad, d.pad, d.attr), "convolution inference descriptor")
+    pd = _inference_pd(lib, d, x_md, y_md)
     args = [Argument("src", p.x_shape, block=p.blocked), Argument("weights", p.onednn_w_shape),
             Argument("dst", p.y_shape, output=True, accumulate=accumulate, block=p.blocked)]
     if p.bias:
         args.insert(2, Argument("bias", (p.w_shape[0],)))
     return Kernel(lib, pd, args, "convolution inference")
+
+
+def _inference_pd(lib: Library, d: _Descs, x_md, y_md) -> ctypes.c_void_p:
+    """An inference primitive descriptor of the problem ``d`` describes, on data of
+    descriptor ``x_md`` into ``y_md``; OneDNNError where oneDNN has no kernel."""
+    pd = ctypes.c_void_p()
+    lib.check(lib.dll.dnnl_convolution_forward_primitive_desc_create(
+        ctypes.byref(pd), lib.engine, FORWARD_INFERENCE, _CONVOLUTION_DIRECT,
+        x_md, d.w.handle, d.b.handle if d.b else None, y_md,
+        d.stride, d.dilate, d.pad, d.pad, d.attr), "convolution inference descriptor")
+    return pd
 
 
 def _seconds(kernel: Kernel, p: ConvProblem, threads: int, runs: int = 2) -> float:
@@ -299,6 +306,31 @@ def inference_kernel(lib, x_shape, w_shape, stride, dilate, pad, groups, threads
     problem = _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, blocked,
                        bias=bias, post_ops=post_ops)
     return problem and kernel_for(lib, "inference", problem, threads)
+
+
+_on_blocks: dict[ConvProblem, bool] = {}
+
+
+def runs_on_blocks(lib, x_shape, w_shape, stride, dilate, pad, groups: int, block: int
+                   ) -> bool:
+    """Whether oneDNN has an inference kernel for this convolution (plain shapes) on data
+    in channel blocks of ``block``: asked of a primitive descriptor, once per problem,
+    without building (or timing, see ``_inference``) the kernel a run would use."""
+    y_shape = _output_shape(x_shape, w_shape, stride, dilate, pad)
+    problem = _problem(x_shape, w_shape, y_shape, stride, dilate, pad, groups, block,
+                       bias=True)
+    if problem is None:
+        return False
+    if problem not in _on_blocks:
+        d = _Descs(lib, problem, True)
+        try:
+            pd = _inference_pd(lib, d, d.x.handle, d.y.handle)
+        except OneDNNError:
+            _on_blocks[problem] = False
+        else:
+            lib.dll.dnnl_primitive_desc_destroy(pd)
+            _on_blocks[problem] = True
+    return _on_blocks[problem]
 
 
 def _output_shape(x_shape, w_shape, stride, dilate, pad) -> tuple[int, ...]:
