@@ -190,17 +190,6 @@ def _change_reference(to_blocked: bool):
 
 
 # -- the fused convolution --------------------------------------------------------------------
-def _parts(attrs, ctx=None):
-    """``node_parts(attrs)``, parsed once per bound node."""
-    state = None if ctx is None else ctx.state
-    parts = None if state is None else state.cache.get(node_parts)
-    if parts is None:
-        parts = node_parts(attrs)
-        if state is not None:
-            state.cache[node_parts] = parts
-    return parts
-
-
 def _blocked_positions(parts) -> set[int]:
     """The inputs that are channel-blocked: the data and the sum operand."""
     return {parts.index[name] for name in ("data", "sum") if name in parts.index}
@@ -211,7 +200,7 @@ def _conv_infer_shape(attrs, ins, outs):
     if attrs.quantized:
         raise ShapeError(f"operator {CONV!r} runs float data; a quantized node runs as "
                          f"{FUSED_OP!r}")
-    parts = _parts(attrs)
+    parts = node_parts(attrs)
     blocked = _blocked_positions(parts)
     plain_ins = [_plain_shape(CONV, s, attrs.block) if i in blocked else s
                  for i, s in enumerate(ins)]
@@ -227,7 +216,7 @@ def _conv_infer_type(attrs, ins, outs):
 
 
 def _conv_forward(attrs, ctx, inputs, req, outputs):
-    parts = _parts(attrs, ctx)
+    parts = node_parts(attrs, ctx)
     if onednn_forward(ctx, parts, dict(zip(parts.names, inputs)), req[0], outputs[0],
                       blocked=attrs.block):
         return
@@ -308,8 +297,8 @@ OPS = [
        description="Data in channel blocks ``(N, C/block, *spatial, block)`` back in the "
                    "plain layout ``(N, C, *spatial)``."),
     Op(CONV, params=BlockedFusedConvParam,
-       num_inputs=lambda attrs: len(_parts(attrs).names),
-       input_names=lambda attrs: _parts(attrs).names,
+       num_inputs=lambda attrs: len(node_parts(attrs).names),
+       input_names=lambda attrs: node_parts(attrs).names,
        mutate_inputs=lambda attrs: get_op(FUSED_OP).mutated_inputs(attrs),
        infer_shape=_conv_infer_shape, infer_type=_conv_infer_type,
        compute={XP: _conv_forward}, inplace=_conv_inplace,

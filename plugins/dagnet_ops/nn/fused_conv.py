@@ -128,10 +128,17 @@ class _Parts:
         self.unsigned = last is not None and last.non_negative
 
 
-def node_parts(attrs: FusedConvParam) -> _Parts:
+def node_parts(attrs: FusedConvParam, ctx=None) -> _Parts:
     """The node's fusion (checked against its flags) and its inputs: ``names`` in order,
-    ``index`` by name, ``parameters`` (the positions the folded weights are made of)."""
-    return _Parts(attrs)
+    ``index`` by name, ``parameters`` (the positions the folded weights are made of);
+    given a running kernel's ``ctx``, parsed once per bound node (kept in its state)."""
+    state = None if ctx is None else ctx.state
+    parts = None if state is None else state.cache.get(_Parts)
+    if parts is None:
+        parts = _Parts(attrs)
+        if state is not None:
+            state.cache[_Parts] = parts
+    return parts
 
 
 def _input_names(attrs):
@@ -404,12 +411,7 @@ def forward(attrs, ctx, inputs, req, outputs):
     """The operator's kernel: oneDNN's fused convolution for float32 on numpy, else the
     layers one after another."""
     xp = ctx.xp
-    state = ctx.state  # a bound node parses its parameters once
-    parts = state.cache.get(_Parts) if state is not None else None
-    if parts is None:
-        parts = node_parts(attrs)
-        if state is not None:
-            state.cache[_Parts] = parts
+    parts = node_parts(attrs, ctx)
     fusion = parts.fusion
     arrays = dict(zip(parts.names, inputs))
     if not attrs.quantized and onednn_forward(ctx, parts, arrays, req[0], outputs[0]):
