@@ -121,6 +121,29 @@ def test_the_pytest_plugin_loads_no_plugin(site):
     assert not top_level(imported) & (builtin_plugin_packages() | {"acme_engines", "cupy"})
 
 
+def test_pytest_rewrites_the_test_helpers_and_not_the_rest_of_dagnet(tmp_path):
+    # pytest rewrites every module of the package owning a plugin's entry point; the
+    # entry point is a package of its own so that a session does not compile all of dagnet
+    (entry_point,) = importlib_metadata.distribution("dagnet").entry_points.select(
+        group="pytest11")
+    assert entry_point.value == "dagnet_pytest"
+    (tmp_path / "test_loaders.py").write_text(textwrap.dedent("""
+        import sys
+
+        import dagnet.ndarray
+        import dagnet.testing.op_suite
+
+        def test_loaders(dagnet_engine_name):  # a fixture of dagnet's plugin
+            loader = lambda name: type(sys.modules[name].__loader__).__name__
+            assert loader("dagnet.ndarray") != "AssertionRewritingHook"
+            assert loader("dagnet.testing.op_suite") == "AssertionRewritingHook"
+    """))
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                             str(tmp_path / "test_loaders.py")], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_every_public_name_of_the_facade_resolves():
     for name in dagnet.__all__:
         assert getattr(dagnet, name) is not None, name
