@@ -187,6 +187,11 @@ def _above(value: Any, bound: float) -> bool:
     return any(v > bound for v in value) if isinstance(value, tuple) else value > bound
 
 
+# Params.parse's answers for attributes given as strings, by (class, operator, items)
+_PARSED: dict[tuple, Params] = {}
+_PARSED_LIMIT = 8192
+
+
 class Params:
     """Base class of an operator's parameter set; subclasses declare :class:`Field` s.
 
@@ -216,7 +221,23 @@ class Params:
 
     @classmethod
     def parse(cls, op_name: str, kwargs: Mapping[str, Any]) -> Params:
-        """Check ``kwargs`` against the fields and return a complete parameter set."""
+        """Check ``kwargs`` against the fields and return a complete parameter set.
+
+        Attributes given as strings (a loaded or rewritten graph's) are parsed once per
+        operator and text: the parameter set is immutable, so nodes of the same
+        attributes share it."""
+        if all(type(value) is str for value in kwargs.values()):
+            key = (cls, op_name, tuple(kwargs.items()))
+            parsed = _PARSED.get(key)
+            if parsed is None:
+                if len(_PARSED) >= _PARSED_LIMIT:
+                    _PARSED.clear()
+                parsed = _PARSED[key] = cls._parse(op_name, kwargs)
+            return parsed
+        return cls._parse(op_name, kwargs)
+
+    @classmethod
+    def _parse(cls, op_name: str, kwargs: Mapping[str, Any]) -> Params:
         unknown = [k for k in kwargs if k not in cls._fields]
         if unknown:
             known = ", ".join(cls._fields) or "none"

@@ -12,6 +12,7 @@ operator, the argument and both values.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,8 +31,9 @@ DTYPE_CODES = {0: "float32", 1: "float64", 2: "float16", 3: "uint8", 4: "int32",
 _CODE_OF = {np.dtype(name): code for code, name in DTYPE_CODES.items() if name != "bfloat16"}
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_shape_attr(text: str) -> tuple[int, ...]:
-    """``'(2, 3)'`` (a ``__shape__`` attribute) as a tuple."""
+    """``'(2, 3)'`` (a ``__shape__`` attribute) as a tuple (each text parsed once)."""
     value = ast.literal_eval(text.strip() or "()")
     return (int(value),) if isinstance(value, int) else tuple(int(d) for d in value)
 
