@@ -323,7 +323,8 @@ def test_foreign_handle(fake):
     assert mine.stats(FAKE0) == stats()
 
 
-@pytest.mark.parametrize("thing", [None, 3, "handle", object()], ids=repr)
+@pytest.mark.parametrize("thing", [None, 3, "handle", object()],
+                         ids=lambda thing: type(thing).__name__)
 def test_freeing_what_is_not_a_handle(fake, thing):
     manager = manager_with("exact")
     with pytest.raises(dagnet.StorageError, match="expected a storage Handle"):
