@@ -139,6 +139,24 @@ def _windows(xp, attrs, x):
     return cols, (kernel, stride, pad, out, extra)
 
 
+def _one_window(attrs, shape) -> bool:
+    """Whether one window, unpadded, covers the whole of each image (global pooling)."""
+    kernel, _, pad, out = _geometry(attrs, shape)
+    return not any(pad) and all(n == 1 for n in out) and tuple(kernel) == tuple(shape[2:])
+
+
+def _global_average(xp, x):
+    """Each image's mean per channel, ``(N, C, 1, ...)``: for float32 and float64 a
+    product with a vector of 1/size (BLAS's, several times faster than numpy's mean over
+    the last axes, which global pooling at the end of a network pays at every call)."""
+    rows = x.reshape(x.shape[0] * x.shape[1], -1)
+    if x.dtype in (xp.float32, xp.float64):
+        y = rows @ xp.full(rows.shape[1], 1.0 / rows.shape[1], dtype=x.dtype)
+    else:
+        y = rows.mean(axis=1)
+    return y.reshape(x.shape[:2] + (1,) * (x.ndim - 2))
+
+
 def _lp(attrs):
     if attrs.p_value is None or attrs.p_value < 1:
         raise ShapeError(
@@ -158,6 +176,10 @@ def _forward(attrs, ctx, inputs, req, outputs):
         if y is not None:
             assign(outputs[0], req[0], to_channel_last(xp, y) if last else y)
             return
+    if kind == "avg" and x.dtype.kind == "f" and _one_window(attrs, x.shape):
+        y = _global_average(xp, x)
+        assign(outputs[0], req[0], to_channel_last(xp, y) if last else y)
+        return
     cols, (kernel, stride, pad, out, _) = _windows(xp, attrs, x)
     if kind == "lp":
         p = _lp(attrs)
