@@ -90,24 +90,25 @@ def runs_on_blocks(data_shape, weight_shape, stride, dilate, pad, groups: int,
         tuple(pad), groups, block)
 
 
-def to_blocks(xp, x, block: int):
-    """Plain ``(N, C, *spatial)`` ``x`` as a new channel-blocked array (C a multiple of
-    ``block``)."""
+def to_blocks(xp, x, block: int, out=None):
+    """Plain ``(N, C, *spatial)`` ``x`` as a channel-blocked array (C a multiple of
+    ``block``): a new one, or ``out`` where oneDNN can write it directly."""
     n, c, *sizes = x.shape
     lib = _onednn.library_for(xp, x)
     if lib is not None and _onednn_layout(block, x.ndim) and x.flags.c_contiguous:
-        y = _onednn.to_blocked(lib, x, threads_for(xp), block=block)
+        y = _onednn.to_blocked(lib, x, threads_for(xp), out=out, block=block)
         if y is not None:
             return y
     moved = x.reshape(n, c // block, block, *sizes)
     return xp.ascontiguousarray(xp.moveaxis(moved, 2, -1))
 
 
-def from_blocks(xp, x):
-    """Channel-blocked ``x`` as a new plain ``(N, C, *spatial)`` array."""
+def from_blocks(xp, x, out=None):
+    """Channel-blocked ``x`` as a plain ``(N, C, *spatial)`` array: a new one, or ``out``
+    where oneDNN can write it directly."""
     lib = _onednn.library_for(xp, x)
     if lib is not None and _onednn_layout(x.shape[-1], x.ndim - 1) and x.flags.c_contiguous:
-        y = _onednn.to_plain(lib, x, threads_for(xp))
+        y = _onednn.to_plain(lib, x, threads_for(xp), out=out)
         if y is not None:
             return y
     return xp.ascontiguousarray(xp.moveaxis(x, -1, 2)).reshape(_onednn.plain_shape(x.shape))
@@ -161,9 +162,11 @@ def _infer_change(op: str, to_blocked: bool):
 
 def _change(to_blocked: bool):
     def compute(attrs, ctx, inputs, req, outputs):
-        x = inputs[0]
-        y = to_blocks(ctx.xp, x, attrs.block) if to_blocked else from_blocks(ctx.xp, x)
-        assign(outputs[0], req[0], y)
+        x, out = inputs[0], outputs[0]
+        direct = out if req[0] is OpReqType.WRITE else None  # oneDNN may write it itself
+        y = to_blocks(ctx.xp, x, attrs.block, direct) if to_blocked else \
+            from_blocks(ctx.xp, x, direct)
+        assign(out, req[0], y)
 
     return compute
 
