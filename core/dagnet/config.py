@@ -15,6 +15,7 @@ MXNet's ``MXNET_ENGINE_TYPE`` names, ``cpu_workers`` MXNet's
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -36,7 +37,7 @@ class Key:
     description: str
     check: Callable[[Any], str | None] | None = None
 
-    @property
+    @functools.cached_property
     def env_var(self) -> str:
         return "DAGNET_" + self.name.upper()
 
@@ -236,14 +237,36 @@ def _coerce(key: Key, value: Any, source: str) -> Any:
 
 
 def get(name: str) -> Any:
-    """The current value of ``name`` (scope, then global, then environment, then default)."""
-    key = _key(name)
-    with _lock:
-        for scope in reversed(_scopes):
-            if name in scope:
-                return scope[name]
-        if name in _global:
-            return _global[name]
+    """The current value of ``name`` (scope, then global, then environment, then default).
+
+    Kernels ask at every call, so the common case -- nothing set, no variable -- is kept
+    short: the lock is taken only while values are set."""
+    key = _KEYS.get(name) if type(name) is str else None
+    if key is None:
+        key = _key(name)
+    if _scopes or _global:
+        with _lock:
+            for scope in reversed(_scopes):
+                if name in scope:
+                    return scope[name]
+            if name in _global:
+                return _global[name]
+    if name in _MXNET_VARIABLES:
+        return _from_mxnet_variables(key)
+    raw = os.environ.get(key.env_var)
+    if raw is not None and raw != "":
+        return _coerce(key, _parse_env(key, raw), f"environment variable {key.env_var}")
+    return key.default
+
+
+# keys that MXNet's own environment variables (or an older dagnet one) also set
+_MXNET_VARIABLES = frozenset({"autoload_plugins", "engine", "eliminate_common_expr",
+                              "subgraph_backend", "cpu_workers"})
+
+
+def _from_mxnet_variables(key: Key) -> Any:
+    """:func:`get` of a key in ``_MXNET_VARIABLES`` when no value is set."""
+    name = key.name
     if name == "autoload_plugins" and os.environ.get("DAGNET_DISABLE_PLUGIN_AUTOLOAD"):
         return False
     raw = os.environ.get(key.env_var)
