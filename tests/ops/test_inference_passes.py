@@ -175,6 +175,38 @@ def test_the_fused_nodes_see_parameters_written_after_the_bind(engine_name):
                                atol=1e-5 * np.abs(expected).max())
 
 
+def test_a_fused_node_runs_again_as_it_ran_until_what_it_used_changes(monkeypatch):
+    from dagnet_ops.nn import _onednn, fused_conv
+
+    if _onednn.library() is None:
+        pytest.skip(f"oneDNN is not loaded: {_onednn.unavailable_reason()}")
+    symbol = network()
+    args, aux = values(symbol)
+    plain, rewritten = bind(symbol, args, aux, passes=False), bind(symbol, args, aux)
+    rewritten.forward()[0].wait_to_read()
+    prepared = []  # the nodes that went through oneDNN's checks and look-ups again
+    original = fused_conv.onednn_forward
+    monkeypatch.setattr(fused_conv, "onednn_forward",
+                        lambda *a, **k: prepared.append(a[1]) or original(*a, **k))
+
+    def same_outputs():
+        expected = plain.forward()[0].asnumpy()
+        np.testing.assert_allclose(rewritten.forward()[0].asnumpy(), expected, rtol=1e-4,
+                                   atol=1e-5 * np.abs(expected).max())
+
+    same_outputs()
+    assert prepared == []  # every fused node ran its kernel again as it was
+    for ex in (plain, rewritten):
+        ex.arg_dict["pw_weight"][:] *= -2.0  # one node's weights: that node prepares again
+    same_outputs()
+    assert len(prepared) == 1
+    with mx.config.set(cpu_kernel_threads=2):  # another thread count: every node does
+        same_outputs()
+    assert len(prepared) == 1 + sum(n == "_sg_mkldnn_conv" for n in ops(rewritten).elements())
+    with mx.config.set(cpu_onednn=False):  # numpy's kernels, and nothing replayed
+        same_outputs()
+
+
 def test_dropout_that_always_drops_stays():
     x = mx.sym.Dropout(mx.sym.Variable("data"), p=0.5, mode="always", name="d")
     ex = mx.sym.Activation(x, act_type="relu").bind(mx.cpu(), {"data": mx.nd.ones((4, 4))})

@@ -62,7 +62,7 @@ from ._conv_kernels import conv_forward
 from .convolution import conv_geometry
 
 __all__ = ["OPS", "OP", "FusedConvParam", "subgraph_json", "activation_of", "node_parts",
-           "fold_batch_norm", "forward", "onednn_forward", "reference"]
+           "fold_batch_norm", "forward", "onednn_forward", "replayed", "reference"]
 
 _FLOAT = np.dtype(np.float32)
 _LEVELS = MKLDNN_LEVELS  # the steps a range stands for: 127.5 (int8), 255.5 (uint8)
@@ -341,14 +341,17 @@ def _onednn_plan(lib, parts: _Parts, arrays: dict, threads: int, blocked: int
                        None if b is None else np.ascontiguousarray(b, np.float32), steps, fused)
 
 
-def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocked: int = 0
-                   ) -> bool:
+def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocked: int = 0,
+                   inputs: list | None = None) -> bool:
     """The float32 node as one oneDNN convolution with the bias and the activations and
     sum as post-ops, its weights folded and reordered once per set of parameters (while
     the node's parameter inputs are not written, see ``derived_once``); False where
     oneDNN cannot run it (then numpy's kernel must).  ``arrays``: the node's inputs by
     name (see :func:`node_parts`); ``blocked``: 0, or the channels per block of the data,
-    the sum operand and ``out`` (4-D data as ``(N, C/block, H, W, block)`` arrays)."""
+    the sum operand and ``out`` (4-D data as ``(N, C/block, H, W, block)`` arrays).
+
+    Given ``inputs``, the kernel's list of input arrays, a bound node keeps what it ran
+    (see :func:`replayed`)."""
     data = arrays["data"]
     lib = _library(ctx, arrays, out)
     if lib is None or req not in (OpReqType.WRITE, OpReqType.INPLACE) or \
@@ -360,20 +363,72 @@ def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocke
                         threads, data.shape)
     if plan is None:
         return False
-    summed = ("sum", None) in plan.steps[:plan.fused]
     operand = arrays.get("sum")
     src = data if data.flags.c_contiguous else np.ascontiguousarray(data)
     run, in_place = _arguments(ctx.state, plan, src, out, operand, src is data)
-    if summed and not in_place:
-        np.copyto(out, operand)  # the sum post-op adds to what the output holds
-    elif in_place and not summed:
-        operand = operand.copy()  # the convolution overwrites it before the sum
-    plan.kernel.run(run, threads, staged=("weights",) if plan.staged else ())
-    for kind, act in plan.steps[plan.fused:]:
-        if kind == "sum":
-            out += operand
-        else:
-            act.apply_in_place(np, out)
+    action = _Run(plan, run, threads, operand, ("sum", None) in plan.steps[:plan.fused],
+                  in_place)
+    action.go(out)
+    if inputs is not None and ctx.state is not None and src is data:
+        ctx.state.cache[_Replay] = _Replay(inputs, out, req, lib, parts.parameters,
+                                           ctx.state.versions(parts.parameters), action)
+    return True
+
+
+class _Run(NamedTuple):
+    """One run of a node's oneDNN plan on given arrays (``run``: the kernel's arguments as
+    addresses; ``summed``: the sum is a post-op; ``in_place``: the output is the sum's
+    operand)."""
+
+    plan: _OneDNNPlan
+    run: dict
+    threads: int
+    operand: Any
+    summed: bool
+    in_place: bool
+
+    def go(self, out) -> None:
+        plan, operand = self.plan, self.operand
+        if self.summed and not self.in_place:
+            np.copyto(out, operand)  # the sum post-op adds to what the output holds
+        elif self.in_place and not self.summed:
+            operand = operand.copy()  # the convolution overwrites it before the sum
+        plan.kernel.run(self.run, self.threads, staged=("weights",) if plan.staged else ())
+        for kind, act in plan.steps[plan.fused:]:
+            if kind == "sum":
+                out += operand
+            else:
+                act.apply_in_place(np, out)
+
+
+class _Replay(NamedTuple):
+    """A bound node's last oneDNN run (see :func:`replayed`): the kernel's input list and
+    output, the write request, the library, the parameter inputs' positions and their
+    versions then, and the run."""
+
+    inputs: list
+    out: Any
+    req: OpReqType
+    lib: Any
+    parameters: list
+    versions: tuple
+    action: _Run
+
+
+def replayed(ctx, inputs: list, req: OpReqType, out) -> bool:
+    """Run a bound node's oneDNN convolution again as it last ran, skipping the checks and
+    look-ups that gave it, when nothing they depend on has changed: the same input list
+    and output (an executor passes its own at every call), the same request, oneDNN still
+    on, the same kernel threads, and no parameter input written since (the weights folded
+    then still hold).  False, having done nothing, otherwise."""
+    state = ctx.state
+    replay = None if state is None else state.cache.get(_Replay)
+    if replay is None or replay.inputs is not inputs or replay.out is not out or \
+            replay.req is not req or _onednn.library() is not replay.lib or \
+            threads_for(np) != replay.action.threads or \
+            state.versions(replay.parameters) != replay.versions:
+        return False
+    replay.action.go(out)
     return True
 
 
@@ -410,11 +465,14 @@ def _arguments(state, plan: _OneDNNPlan, src, out, operand, keep: bool) -> tuple
 def forward(attrs, ctx, inputs, req, outputs):
     """The operator's kernel: oneDNN's fused convolution for float32 on numpy, else the
     layers one after another."""
+    if not attrs.quantized and replayed(ctx, inputs, req[0], outputs[0]):
+        return
     xp = ctx.xp
     parts = node_parts(attrs, ctx)
     fusion = parts.fusion
     arrays = dict(zip(parts.names, inputs))
-    if not attrs.quantized and onednn_forward(ctx, parts, arrays, req[0], outputs[0]):
+    if not attrs.quantized and onednn_forward(ctx, parts, arrays, req[0], outputs[0],
+                                              inputs=inputs):
         return
     data = arrays["data"]
     geometry = conv_geometry(OP, fusion.conv, data.ndim)
