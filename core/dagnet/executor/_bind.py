@@ -14,6 +14,7 @@ context.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -205,9 +206,10 @@ def _make(symbol: Any, dev: Any, shapes: dict, dtypes: dict, args: list, grads: 
     graph.output_names = symbol.list_outputs()  # an output CSE copied keeps its name
     executor = Executor(symbol, dev, bridge_devices(graph), args, grads, aux, reqs, shared_exec,
                         group2ctx)
-    if inference:
+    if inference:  # called by the executor itself: a weak reference keeps no cycle
+        this = weakref.ref(executor)
         executor._for_training = lambda: _make(
-            symbol, dev, bound_shapes, bound_dtypes, args, grads, aux, reqs, executor,
+            symbol, dev, bound_shapes, bound_dtypes, args, grads, aux, reqs, this(),
             group2ctx, for_training=True)
     return executor
 

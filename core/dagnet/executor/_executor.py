@@ -114,7 +114,10 @@ class Executor:
         # (sharing this one's arrays and memory), built when one is first asked for
         self._for_training: Callable[[], Executor] | None = None
         self._training: Executor | None = None
-        self._ran: Executor = self  # the executor whose forward pass ran last
+        # the executor of the graph for training when its forward pass ran last (None:
+        # this one; not a reference to itself, which only the cyclic collector would
+        # free, with every buffer of the executor)
+        self._ran: Executor | None = None
 
     # -- buffers ------------------------------------------------------------------
     def _buffer_arrays(self, eng: Any, shared_outputs: list[NDArray]) -> list[NDArray]:
@@ -288,7 +291,7 @@ class Executor:
             runner._run(runner._program(False, bool(is_train)))
         else:
             runner._monitored_forward(bool(is_train))
-        self._ran = runner
+        self._ran = None if runner is self else runner
         if runner is not self:
             for theirs, mine in zip(runner.outputs, self.outputs):
                 if theirs._chunk is not mine._chunk:  # an output the graphs do not share
@@ -332,7 +335,7 @@ class Executor:
         ``out_grads`` are the head gradients: one per output (a list, a dict by
         output name, or one array for a single output); loss outputs
         (``SoftmaxOutput``, ``MakeLoss``, regression outputs) need none."""
-        if self._ran is not self:  # after a training-mode pass of an inference executor
+        if self._ran is not None:  # after a training-mode pass of an inference executor
             self._ran.backward(out_grads, is_train)
             return
         graph = self._graph
