@@ -353,7 +353,7 @@ def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocke
     Given ``inputs``, the kernel's list of input arrays, a bound node keeps what it ran
     (see :func:`replayed`)."""
     data = arrays["data"]
-    lib = _library(ctx, arrays, out)
+    lib = _onednn.library_for(ctx.xp, *arrays.values(), out)
     if lib is None or req not in (OpReqType.WRITE, OpReqType.INPLACE) or \
             not out.flags.c_contiguous or data.ndim not in ((5,) if blocked else (3, 4, 5)):
         return False
@@ -365,10 +365,11 @@ def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocke
         return False
     operand = arrays.get("sum")
     src = data if data.flags.c_contiguous else np.ascontiguousarray(data)
-    run, in_place = _arguments(ctx.state, plan, src, out, operand, src is data)
+    run, in_place = _arguments(plan, src, out, operand)
     action = _Run(plan, run, threads, operand, ("sum", None) in plan.steps[:plan.fused],
                   in_place)
     action.go(out)
+    # kept only on the arrays it was given, which the replay holds: its addresses stay valid
     if inputs is not None and ctx.state is not None and src is data:
         ctx.state.cache[_Replay] = _Replay(inputs, out, req, lib, parts.parameters,
                                            ctx.state.versions(parts.parameters), action)
@@ -432,34 +433,13 @@ def replayed(ctx, inputs: list, req: OpReqType, out) -> bool:
     return True
 
 
-def _library(ctx, arrays: dict, out):
-    """oneDNN's library when it should run the node on ``arrays`` (float32 numpy arrays,
-    oneDNN loaded and on), else None; a bound node's dtypes are checked once (they do not
-    change), the switch at every call."""
-    state = ctx.state
-    if state is not None and state.cache.get(_library):
-        return _onednn.library()
-    lib = _onednn.library_for(ctx.xp, *arrays.values(), out)
-    if state is not None and lib is not None:
-        state.cache[_library] = True
-    return lib
-
-
-def _arguments(state, plan: _OneDNNPlan, src, out, operand, keep: bool) -> tuple[dict, bool]:
+def _arguments(plan: _OneDNNPlan, src, out, operand) -> tuple[dict, bool]:
     """The kernel's arguments as addresses, and whether the sum ``operand`` is ``out``
-    itself; kept in the node's state (when ``keep``) while the node runs on the same
-    arrays, as a bound graph's does at every call."""
-    held = state.cache.get(_arguments) if state is not None else None
-    if held is not None and held[0] is plan and held[1] is src and held[2] is out and \
-            held[3] is operand:
-        return held[4]
+    itself."""
     run = {"src": src.ctypes.data, "weights": plan.weight.ctypes.data, "dst": out.ctypes.data}
     if plan.bias is not None:
         run["bias"] = plan.bias.ctypes.data
-    answer = run, operand is not None and operand.ctypes.data == run["dst"]
-    if state is not None and keep:  # the arrays held keep the addresses valid
-        state.cache[_arguments] = (plan, src, out, operand, answer)
-    return answer
+    return run, operand is not None and operand.ctypes.data == run["dst"]
 
 
 def forward(attrs, ctx, inputs, req, outputs):
