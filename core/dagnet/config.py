@@ -251,27 +251,25 @@ def get(name: str) -> Any:
                     return scope[name]
             if name in _global:
                 return _global[name]
-    if name in _MXNET_VARIABLES:
-        return _from_mxnet_variables(key)
-    raw = os.environ.get(key.env_var)
-    if raw is not None and raw != "":
-        return _coerce(key, _parse_env(key, raw), f"environment variable {key.env_var}")
-    return key.default
-
-
-# keys that MXNet's own environment variables (or an older dagnet one) also set
-_MXNET_VARIABLES = frozenset({"autoload_plugins", "engine", "eliminate_common_expr",
-                              "subgraph_backend", "cpu_workers"})
-
-
-def _from_mxnet_variables(key: Key) -> Any:
-    """:func:`get` of a key in ``_MXNET_VARIABLES`` when no value is set."""
-    name = key.name
     if name == "autoload_plugins" and os.environ.get("DAGNET_DISABLE_PLUGIN_AUTOLOAD"):
         return False
     raw = os.environ.get(key.env_var)
     if raw is not None and raw != "":
         return _coerce(key, _parse_env(key, raw), f"environment variable {key.env_var}")
+    if name in _MXNET_VARIABLES:
+        return _from_mxnet_variables(key)
+    return key.default
+
+
+# keys that MXNet's own environment variables also set
+_MXNET_VARIABLES = frozenset({"engine", "eliminate_common_expr", "subgraph_backend",
+                              "cpu_workers"})
+
+
+def _from_mxnet_variables(key: Key) -> Any:
+    """:func:`get` of a key in ``_MXNET_VARIABLES`` when neither a value nor its own
+    variable is set: MXNet's variable, else the default."""
+    name = key.name
     if name == "engine" and os.environ.get("MXNET_ENGINE_TYPE"):
         mx_name = os.environ["MXNET_ENGINE_TYPE"]
         return _MXNET_ENGINES.get(mx_name, mx_name)
