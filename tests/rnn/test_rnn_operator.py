@@ -69,6 +69,7 @@ def test_rnn_shapes_and_errors():
 
 @pytest.mark.filterwarnings("ignore:Parameters already initialized")  # fit after init_params
 def test_fused_cell_initializes_gate_by_gate_and_trains():
+    mx.random.seed(0)  # the initial weights (Xavier) too: six epochs train most draws
     cell = mx.rnn.FusedRNNCell(4, num_layers=1, mode="lstm", prefix="f_", forget_bias=3.0)
     out, _ = cell.unroll(3, mx.sym.Variable("data"), layout="NTC", merge_outputs=True)
     pred = mx.sym.FullyConnected(mx.sym.Reshape(out, shape=(-1, 4)), num_hidden=2)

@@ -10,9 +10,9 @@ domain the conformance suite samples from.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,6 +26,7 @@ __all__ = [
     "Op",
     "OpContext",
     "NodeState",
+    "Replay",
     "Gradient",
     "ComposedGradient",
     "NoGradient",
@@ -75,18 +76,40 @@ class OpContext:
         return self.run_ctx.ctx if self.run_ctx is not None else None
 
 
+class Replay(NamedTuple):
+    """A kernel's run on a node of a bound graph, offered as calls that redo it exactly
+    (see :meth:`NodeState.offer_replay`).
+
+    ``calls``: functions of no arguments, run in order; each returns None or a status, a
+    non-zero status meaning it failed, which ``check(status, call)`` turns into the
+    kernel's own exception.  ``versions``: the inputs the run depends on besides the
+    arrays it reads and writes, as (position, :meth:`NodeState.versions` of it then);
+    ``scope()``: what else it depends on (the thread, its buffers, the configuration it
+    read), equal to ``expected`` while the calls hold."""
+
+    calls: tuple[Callable[[], Any], ...]
+    versions: tuple[tuple[int, int], ...]
+    scope: Callable[[], Hashable]
+    expected: Hashable
+    check: Callable[[int, Callable[[], Any]], None]
+
+
 class NodeState:
     """What one node of a bound graph keeps from one run of its kernel to the next
     (MXNet's per-node operator state): ``cache``, a dict the kernel fills as it likes,
     and :meth:`versions` of the node's inputs, so that a kernel deriving something from
     inputs that rarely change (a convolution's weights, folded and reordered) derives it
-    again only after they were written."""
+    again only after they were written.
 
-    __slots__ = ("cache", "runs", "_vars", "_own")
+    ``replay`` is what the last run offered (:meth:`offer_replay`), None when it offered
+    nothing: the kernel function clears it before each run."""
+
+    __slots__ = ("cache", "runs", "replay", "_vars", "_own")
 
     def __init__(self, input_vars: Sequence[Any], mutated: Sequence[int] = ()):
         self.cache: dict[Any, Any] = {}
         self.runs = 0  # counted by the kernel function, before each run of the kernel
+        self.replay: Replay | None = None
         self._vars = tuple(input_vars)
         self._own = frozenset(mutated)
 
@@ -97,6 +120,25 @@ class NodeState:
         runs; those writes are not counted)."""
         inputs, own, runs = self._vars, self._own, self.runs
         return tuple(inputs[i].version - (runs if i in own else 0) for i in positions)
+
+    def offer_replay(self, calls: Sequence[Callable[[], Any]], positions: Sequence[int],
+                     scope: Callable[[], Hashable],
+                     check: Callable[[int, Callable[[], Any]], None]) -> None:
+        """Offer the running kernel's run as ``calls`` that redo it exactly: the same
+        work on the same arrays, with nothing else to do (see :class:`Replay`).  They
+        hold while the inputs at ``positions`` keep their :meth:`versions` and
+        ``scope()`` returns what it returns now.  An executor may run them instead of
+        the kernel, for as long as they hold, sparing the kernel's own checks."""
+        self.replay = Replay(tuple(calls), tuple(zip(positions, self.versions(positions))),
+                             scope, scope(), check)
+
+    def replay_checks(self) -> list[tuple[Any, int, NodeState | None]]:
+        """What :attr:`replay`'s versions come to: (input variable, version, state), the
+        state given where the input is one the node mutates, whose version then stands
+        less the node's own runs (as in :meth:`versions`)."""
+        inputs, own = self._vars, self._own
+        return [(inputs[i], version, self if i in own else None)
+                for i, version in self.replay.versions]
 
 
 @dataclass(frozen=True)

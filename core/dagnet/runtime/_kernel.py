@@ -42,18 +42,22 @@ def kernel_function(kernel: Any, attrs: Any, is_train: bool, requested: Sequence
     ``aside`` lists outputs that overlap an input without being the very same
     view: they are computed into temporaries and copied in afterwards, so the
     kernel never reads what it already wrote.  ``state`` is the node's
-    :class:`~dagnet.operator.NodeState` (an executor's steps), handed to the kernel.
+    :class:`~dagnet.operator.NodeState` (an executor's steps), handed to the kernel; a
+    run that offers no replay leaves the state's ``replay`` None.
     """
     if aside:
         def run_aside(run_ctx: Any) -> None:
             if state is not None:
                 state.runs += 1
+                state.replay = None
             with stream_scope(run_ctx):
                 targets = list(outputs)
                 for index in aside:
                     targets[index] = xp.empty(outputs[index].shape, outputs[index].dtype)
                 kernel(attrs, OpContext(is_train, run_ctx, requested, xp, state), inputs, reqs,
                        targets)
+                if state is not None:
+                    state.replay = None  # it ran on temporaries: not a run to replay
                 for index in aside:
                     outputs[index][...] = targets[index]
 
@@ -62,6 +66,7 @@ def kernel_function(kernel: Any, attrs: Any, is_train: bool, requested: Sequence
     def run(run_ctx: Any) -> None:
         if state is not None:
             state.runs += 1
+            state.replay = None  # the kernel offers this run again, or nothing
         if run_ctx is None or run_ctx.stream is None:
             kernel(attrs, OpContext(is_train, run_ctx, requested, xp, state), inputs, reqs,
                    outputs)
