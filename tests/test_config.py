@@ -29,6 +29,8 @@ DEFAULTS = {
     "subgraph_backend": "",
     "disabled_graph_passes": "",
     "exec_bulk_size": 15,
+    "exec_bulk_inference": True,
+    "exec_replay": True,
     "engine_inline_bytes": 16384,
     "engine_max_pending": 16,
     "engine_switch_interval": 0.0002,
@@ -284,6 +286,13 @@ def test_mxnet_subgraph_backend_is_read_after_dagnets_own(monkeypatch):
     assert config.get("subgraph_backend") == "default"
     monkeypatch.setenv("DAGNET_SUBGRAPH_BACKEND", "NONE")
     assert config.get("subgraph_backend") == "NONE"
+
+
+def test_mxnet_inference_bulking_from_environment(monkeypatch):
+    monkeypatch.setenv("MXNET_EXEC_BULK_EXEC_INFERENCE", "0")
+    assert config.get("exec_bulk_inference") is False
+    monkeypatch.setenv("DAGNET_EXEC_BULK_INFERENCE", "1")  # dagnet's own name wins
+    assert config.get("exec_bulk_inference") is True
 
 
 def test_mxnet_eliminate_common_expr_from_environment(monkeypatch):

@@ -141,6 +141,15 @@ _KEYS: dict[str, Key] = {
             "executors push a chain of up to this many nodes, and autograd's backward pass "
             "up to this many backward operators, as one engine operation (MXNet's bulk "
             "execution); 1 pushes every node on its own", _positive),
+        Key("exec_bulk_inference", bool, True,
+            "executors run a forward pass outside training as one engine operation per "
+            "device, whatever its branches, as MXNet does (MXNET_EXEC_BULK_EXEC_INFERENCE "
+            "is read too); 0 bulks it as a training pass (exec_bulk_size), so that "
+            "independent branches can run at the same time on the threaded engines"),
+        Key("exec_replay", bool, True,
+            "executors run a chain of nodes again by the calls its kernels offered (oneDNN's "
+            "primitives on the nodes' arrays) while those hold, instead of through each "
+            "kernel's checks; 0 always runs the kernels"),
         Key("autoload_plugins", bool, True,
             "load plugins from the 'dagnet' entry points (DAGNET_DISABLE_PLUGIN_AUTOLOAD=1 "
             "turns it off as well)"),
@@ -261,9 +270,12 @@ def get(name: str) -> Any:
     return key.default
 
 
-# keys that MXNet's own environment variables also set
-_MXNET_VARIABLES = frozenset({"engine", "eliminate_common_expr", "subgraph_backend",
-                              "cpu_workers"})
+# keys that MXNet's own environment variables also set: those read as the key's own
+# variable would be, and the two below whose values MXNet spells otherwise
+_MXNET_VARIABLE = {"eliminate_common_expr": "MXNET_ELIMINATE_COMMON_EXPR",
+                   "cpu_workers": "MXNET_CPU_WORKER_NTHREADS",
+                   "exec_bulk_inference": "MXNET_EXEC_BULK_EXEC_INFERENCE"}
+_MXNET_VARIABLES = frozenset({"engine", "subgraph_backend", *_MXNET_VARIABLE})
 
 
 def _from_mxnet_variables(key: Key) -> Any:
@@ -273,14 +285,10 @@ def _from_mxnet_variables(key: Key) -> Any:
     if name == "engine" and os.environ.get("MXNET_ENGINE_TYPE"):
         mx_name = os.environ["MXNET_ENGINE_TYPE"]
         return _MXNET_ENGINES.get(mx_name, mx_name)
-    if name == "eliminate_common_expr" and os.environ.get("MXNET_ELIMINATE_COMMON_EXPR"):
-        variable = "MXNET_ELIMINATE_COMMON_EXPR"
-        return _coerce(key, _parse_env(key, os.environ[variable], variable),
-                       f"environment variable {variable}")
     if name == "subgraph_backend" and os.environ.get("MXNET_SUBGRAPH_BACKEND"):
         return os.environ["MXNET_SUBGRAPH_BACKEND"].strip()
-    if name == "cpu_workers" and os.environ.get("MXNET_CPU_WORKER_NTHREADS"):
-        variable = "MXNET_CPU_WORKER_NTHREADS"
+    variable = _MXNET_VARIABLE.get(name)
+    if variable and os.environ.get(variable):
         return _coerce(key, _parse_env(key, os.environ[variable], variable),
                        f"environment variable {variable}")
     return key.default

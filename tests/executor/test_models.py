@@ -163,14 +163,19 @@ def test_chains_are_bulked_and_branches_are_not():
     left, right = mx.sym.exp(chain, name="left"), mx.sym.tanh(chain, name="right")
     net = mx.sym.Group([left, right])
     executor = net.simple_bind(mx.cpu(), data=(2, 4))
-    # fc -> r1 -> s1 is one chain; s1 feeds two branches, each pushed on its own so
-    # that the engine can run them at the same time
-    assert [o.name for o, _ in executor._program(False, False)] == [
+    # in training: fc -> r1 -> s1 is one chain; s1 feeds two branches, each pushed on
+    # its own so that the engine can run them at the same time
+    assert [o.name for o, _ in executor._program(False, True)] == [
         "fc..s1 (3 nodes)", "left", "right"]
     with mx.config.set(exec_bulk_size=2):
-        assert len(executor._program(False, False)) == 4
+        assert len(executor._program(False, True)) == 4
     with mx.config.set(exec_bulk_size=1):
-        assert len(executor._program(False, False)) == 5
+        assert len(executor._program(False, True)) == 5
+    # outside training the pass is one operation, as MXNet bulks inference, unless that
+    # is switched off
+    assert [o.name for o, _ in executor._program(False, False)] == ["fc..right (5 nodes)"]
+    with mx.config.set(exec_bulk_inference=False):
+        assert len(executor._program(False, False)) == 3
 
 
 def test_a_block_the_plan_hands_on_does_not_split_the_backward_chain():

@@ -44,19 +44,44 @@ def rendezvous_op():
     dagnet.plugins.reset()
 
 
-@pytest.mark.parametrize("engine", ["threaded", "threaded_per_device"])
-def test_independent_branches_run_at_the_same_time(engine):
+def _branches(middle):
     data = mx.sym.Variable("data")
     start = mx.sym.relu(data, name="start")  # the branches share an input ...
-    left = mx.sym.exp(mx.sym._rendezvous(start, name="left"), name="left_exp")
-    right = mx.sym.tanh(mx.sym._rendezvous(start, name="right"), name="right_tanh")
-    net = mx.sym.Group([left, right])  # ... and join nowhere
-    # the two _rendezvous nodes compute the same thing: keep them apart (no merging)
-    with dagnet.config.set(engine=engine, cpu_workers=2, eliminate_common_expr=False):
+    left = mx.sym.exp(middle(start, name="left"), name="left_exp")
+    right = mx.sym.tanh(middle(start, name="right"), name="right_tanh")
+    return mx.sym.Group([left, right])  # ... and join nowhere
+
+
+@pytest.mark.parametrize("is_train", [False, True])
+@pytest.mark.parametrize("engine", ["threaded", "threaded_per_device"])
+def test_independent_branches_run_at_the_same_time(engine, is_train):
+    net = _branches(mx.sym._rendezvous)
+    # the two _rendezvous nodes compute the same thing: keep them apart (no merging);
+    # outside training, branches are apart only when the pass is not bulked whole
+    with dagnet.config.set(engine=engine, cpu_workers=2, eliminate_common_expr=False,
+                           exec_bulk_inference=False):
         dagnet.engine.current().shutdown()  # the workers restart with two per device
         executor = net.simple_bind(mx.cpu(), grad_req="null", data=(3,))
-        executor.forward(data=np.array([1.0, -2.0, 3.0]))
+        executor.forward(is_train=is_train, data=np.array([1.0, -2.0, 3.0]))
         got = [o.asnumpy() for o in executor.outputs]
     relu = np.maximum([1.0, -2.0, 3.0], 0)
     np.testing.assert_allclose(got[0], np.exp(2 * relu), rtol=1e-6)
     np.testing.assert_allclose(got[1], np.tanh(2 * relu), rtol=1e-6)
+
+
+def test_an_inference_pass_is_one_engine_operation_as_mxnet_bulks_it():
+    with dagnet.config.set(eliminate_common_expr=False):  # two branches, not one
+        executor = _branches(mx.sym.sigmoid).simple_bind(mx.cpu(), grad_req="null",
+                                                         data=(3,))
+    executor.forward()[0].wait_to_read()
+    runs = []
+    dagnet.engine.add_listener(runs.append)
+    try:
+        executor.forward()[0].wait_to_read()
+        with dagnet.config.set(exec_bulk_inference=False):  # the branches apart
+            executor.forward()[0].wait_to_read()
+    finally:
+        dagnet.engine.remove_listener(runs.append)
+    names = [run.name for run in runs if not run.name.startswith("wait_for_var")]
+    assert names[0] == "start..right_tanh (5 nodes)"
+    assert len(names) == 4  # then 'start', and each branch's chain

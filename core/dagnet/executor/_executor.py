@@ -48,6 +48,7 @@ from ..runtime import (
 )
 from ._graph import COPY, CROSS_COPY, INNER, OP, OUTPUT, ZERO, Graph
 from ._plan import Plan, plan_memory
+from ._replay import ReplayingChain
 from ._storage_types import plan_storage
 
 __all__ = ["Executor", "UnknownArgumentError", "UnknownParameterError"]
@@ -188,10 +189,15 @@ class Executor:
         as MXNet's bulk execution does: a chain cannot run in parallel anyway, and
         one push instead of many saves the engine's per-operation cost.  Steps off
         the chain, such as parallel branches, start a new operator, and so do steps
-        on another device.  Returns (operator, context to push it to) pairs; a step run
+        on another device.  A forward pass outside training, ``bulk`` not given, is
+        one operator per run of steps on one device (``exec_bulk_inference``, as MXNet
+        bulks inference).
+        Returns (operator, context to push it to) pairs; a step run
         by a sparse implementation is (function that pushes its work, None)."""
+        whole = bulk is None and not (backward or is_train) and \
+            _config.get("exec_bulk_inference")
         bulk = int(_config.get("exec_bulk_size")) if bulk is None else bulk
-        key = (backward, is_train, bulk, self._grad_version if backward else 0)
+        key = (backward, is_train, bulk, whole, self._grad_version if backward else 0)
         program = self._operators.get(key)
         if program is None:
             graph = self._graph
@@ -204,8 +210,8 @@ class Executor:
                 if i < last and i not in self._stypes.sparse_steps:
                     pushables.append(self._step_function(i, graph.steps[i], is_train))
                     continue
-                program += [_bulked_operator(eng, segment)
-                            for segment in _chains(pushables, bulk)]
+                segments = _runs(pushables) if whole else _chains(pushables, bulk)
+                program += [_bulked_operator(eng, segment) for segment in segments]
                 pushables = []
                 if i < last:
                     program.append((self._sparse_step(graph.steps[i], is_train), None))
@@ -218,7 +224,7 @@ class Executor:
             source, target = arrays[step.inputs[0]], arrays[step.outputs[0]]
             fn, ctx, prop = copy_function(source, target)
             return _Pushable(EngineFunction(fn, [source._chunk.var], [target._chunk.var],
-                                            step.name), ctx, prop, [source._chunk.var])
+                                            step.name), ctx, prop, [source._chunk.var], None)
         dev = device_of(step.device)
         ins = [arrays[b]._xp() for b in step.inputs]
         outs = [arrays[b]._xp() for b in step.outputs]
@@ -234,13 +240,13 @@ class Executor:
             fn = kernel_function(step.op.kernel_for(dev.device_type), step.attrs, is_train,
                                  requested, dev.xp, ins, reqs, outs, state=state)
         else:
-            fn = _helper_fn(step.kind, ins, outs)
+            fn, state = _helper_fn(step.kind, ins, outs), None
         writes = unique_vars(writes)
         written = {id(v) for v in writes}
         reads = [v for v in unique_vars([arrays[b]._chunk.var for b in step.inputs])
                  if id(v) not in written]
         return _Pushable(EngineFunction(fn, reads, writes, step.name), dev.ctx, _NORMAL,
-                         [arrays[b]._chunk.var for b in step.inputs])
+                         [arrays[b]._chunk.var for b in step.inputs], state)
 
     def _sparse_step(self, step: Any, is_train: bool) -> Callable[[], None]:
         """A function running ``step``'s operator on the sparse arrays of its sparse
@@ -600,13 +606,15 @@ class Executor:
 
 
 class _Pushable(NamedTuple):
-    """A step's engine function, the context it is pushed to, its property, and the
-    variables of its inputs (those it computes in place over included)."""
+    """A step's engine function, the context it is pushed to, its property, the
+    variables of its inputs (those it computes in place over included), and its node's
+    state (None for a step that runs no operator's kernel)."""
 
     function: EngineFunction
     ctx: Any
     prop: FnProperty
     inputs: Sequence[Any]
+    state: NodeState | None
 
 
 def _chains(pushables: list[_Pushable], bulk: int) -> list[list[_Pushable]]:
@@ -629,6 +637,18 @@ def _chains(pushables: list[_Pushable], bulk: int) -> list[list[_Pushable]]:
                 groups[-1].append(pushable)
                 continue
         groups.append([pushable])
+    return groups
+
+
+def _runs(pushables: list[_Pushable]) -> list[list[_Pushable]]:
+    """Consecutive steps grouped while they run on one device as normal operations."""
+    groups: list[list[_Pushable]] = []
+    for pushable in pushables:
+        if groups and groups[-1][-1].ctx == pushable.ctx and pushable.prop is _NORMAL and \
+                groups[-1][-1].prop is _NORMAL:
+            groups[-1].append(pushable)
+        else:
+            groups.append([pushable])
     return groups
 
 
@@ -666,10 +686,15 @@ def _fits(buffer: Any, shared_outputs: list[NDArray]) -> bool:
 
 def _bulked_operator(eng: Any, segment: list[_Pushable]) -> tuple[Any, Any]:
     """One engine operator running ``segment``'s steps in order (see
-    :func:`dagnet.runtime.bulk_function`), and the context to push it to."""
-    bulk = bulk_function([p.function for p in segment], "node")
+    :func:`dagnet.runtime.bulk_function`), or the calls their kernels offered (see
+    :class:`ReplayingChain`), and the context to push it to."""
+    steps = [p.function for p in segment]
+    bulk = bulk_function(steps, "node")
+    fn = bulk.fn
+    if any(p.state is not None for p in segment):
+        fn = ReplayingChain(fn, steps, [p.state for p in segment])
     first = segment[0]
-    return eng.new_operator(bulk.fn, bulk.reads, bulk.writes, first.prop, bulk.name), first.ctx
+    return eng.new_operator(fn, bulk.reads, bulk.writes, first.prop, bulk.name), first.ctx
 
 
 def _helper_fn(kind: str, ins: list, outs: list) -> Callable[[Any], None]:
