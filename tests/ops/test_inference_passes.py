@@ -207,6 +207,43 @@ def test_a_fused_node_runs_again_as_it_ran_until_what_it_used_changes(monkeypatc
         same_outputs()
 
 
+def test_fused_nodes_run_again_by_onednn_calls_alone_until_what_they_used_changes(
+        monkeypatch, engine_name):
+    from dagnet_ops.nn import _onednn, fused_conv
+
+    if _onednn.library() is None:
+        pytest.skip(f"oneDNN is not loaded: {_onednn.unavailable_reason()}")
+    mx.ndarray.waitall()
+    mx.engine.current().shutdown()  # one worker (offers are made for the running thread)
+    symbol = network()
+    args, aux = values(symbol)
+    plain, rewritten = bind(symbol, args, aux, passes=False), bind(symbol, args, aux)
+
+    def same_outputs():
+        expected = plain.forward()[0].asnumpy()
+        np.testing.assert_allclose(rewritten.forward()[0].asnumpy(), expected, rtol=1e-4,
+                                   atol=1e-5 * np.abs(expected).max())
+
+    same_outputs()
+    kernels = []  # the fused nodes whose kernel ran
+    original = fused_conv.replayed
+    monkeypatch.setattr(fused_conv, "replayed", lambda ctx, *a: kernels.append(ctx.state)
+                        or original(ctx, *a))
+    fused = sum(n == "_sg_mkldnn_conv" for n in ops(rewritten).elements())
+    for _ in range(2):
+        same_outputs()
+    assert kernels == []  # the primitives ran, and nothing else of the kernels
+    for ex in (plain, rewritten):
+        ex.arg_dict["data"][:] *= 0.5  # new data: the same calls
+        ex.arg_dict["pw_weight"][:] *= -2.0  # a parameter: the pass runs its kernels once
+    same_outputs()
+    same_outputs()
+    assert len(kernels) == fused  # (an inference pass is one chain of the whole graph)
+    with mx.config.set(exec_replay=False):
+        same_outputs()
+    assert len(kernels) == 2 * fused
+
+
 def test_dropout_that_always_drops_stays():
     x = mx.sym.Dropout(mx.sym.Variable("data"), p=0.5, mode="always", name="d")
     ex = mx.sym.Activation(x, act_type="relu").bind(mx.cpu(), {"data": mx.nd.ones((4, 4))})

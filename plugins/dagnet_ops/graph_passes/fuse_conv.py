@@ -4,8 +4,9 @@ oneDNN graph pass fuses it, become one ``_sg_mkldnn_conv`` node: an activation a
 (``Activation`` relu, sigmoid, tanh or softrelu; ``LeakyReLU`` leaky, elu or gelu; ``clip``
 from 0), then an ``elemwise_add`` of another array of its shape (a residual connection),
 then an activation after the sum.  The node runs as one oneDNN convolution with the bias,
-the activations and the sum as post-ops (see ``_sg_mkldnn_conv``); a convolution with
-nothing to fuse stays as it is.
+the activations and the sum as post-ops (see ``_sg_mkldnn_conv``).  A float32 CPU
+convolution with nothing to fuse becomes such a node alone, as in MXNet's pass: its
+filters are then laid out for oneDNN once per set of parameters, not at every call.
 
 The fused node takes the sum's other operand as its last input, so the graph's inputs
 could come in another order than the bound symbol lists them (when that operand was the
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
+import numpy as np
 
 from ..nn.fused_conv import OP, activation_of, subgraph_json
 from ._edit import GraphEdit, for_inference
@@ -41,6 +44,8 @@ def rewrite(graph: Any) -> dict | None:
             continue
         chain = _chain(edit, nid)
         if len(chain) == 1:
+            if edit.op(nid) == "Convolution" and _float32_on_cpu(edit, base):
+                _fuse(edit, base, chain)  # alone, as MXNet's pass does too
             continue
         if not any(link.kind == "sum" for link in chain):
             _fuse(edit, base, chain)
@@ -53,6 +58,13 @@ def rewrite(graph: Any) -> dict | None:
             if len(chain) > 1:
                 _fuse(edit, base, chain)
     return edit.to_json()
+
+
+def _float32_on_cpu(edit: GraphEdit, base: tuple) -> bool:
+    """Whether a convolution's data and filters are float32 and the graph on the CPU."""
+    inputs = base[2]
+    return edit.graph.ctx.device_type == "cpu" and \
+        all(edit.dtype(s, i) == np.float32 for s, i, _ in inputs[:2])
 
 
 class _Link:

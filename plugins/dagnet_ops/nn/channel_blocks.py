@@ -168,8 +168,27 @@ def _change(to_blocked: bool):
         y = to_blocks(ctx.xp, x, attrs.block, direct) if to_blocked else \
             from_blocks(ctx.xp, x, direct)
         assign(out, req[0], y)
+        if y is direct and ctx.state is not None:
+            _offer_change(ctx.state, *((x, out) if to_blocked else (out, x)), to_blocked)
 
     return compute
+
+
+def _offer_change(state, plain, blocked, to_blocked: bool) -> None:
+    """Offer the executor the layout change oneDNN just made between these arrays as its
+    calls alone (see ``NodeState.offer_replay``), made once per thread and thread count."""
+    key = (_onednn.replay_scope(), plain.ctypes.data, blocked.ctypes.data)
+    kept = state.cache.setdefault(_onednn.ReorderReplay, {})
+    calls = kept.get(key)
+    if calls is None:
+        scope = key[0]
+        calls = _onednn.layout_change_replay(scope[1], plain, blocked, to_blocked, scope[2])
+        if calls is None:
+            return
+        if len(kept) >= 8:  # one per thread that runs the node, as a rule
+            kept.clear()
+        kept[key] = calls
+    state.offer_replay(calls.calls, (), _onednn.replay_scope, calls.check)
 
 
 def _change_sample(to_blocked: bool):

@@ -34,6 +34,7 @@ keeps them in its state, keyed by the engine versions of its parameter inputs.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -371,8 +372,10 @@ def onednn_forward(ctx, parts: _Parts, arrays: dict, req: OpReqType, out, blocke
     action.go(out)
     # kept only on the arrays it was given, which the replay holds: its addresses stay valid
     if inputs is not None and ctx.state is not None and src is data:
-        ctx.state.cache[_Replay] = _Replay(inputs, out, req, lib, parts.parameters,
-                                           ctx.state.versions(parts.parameters), action)
+        replay = ctx.state.cache[_Replay] = _Replay(
+            inputs, out, req, lib, parts.parameters, ctx.state.versions(parts.parameters),
+            action)
+        _offer(ctx.state, replay)
     return True
 
 
@@ -401,6 +404,35 @@ class _Run(NamedTuple):
             else:
                 act.apply_in_place(np, out)
 
+    def calls(self, out) -> tuple[Any, list]:
+        """What :meth:`go` does, as calls of no arguments (see ``NodeState.offer_replay``):
+        the kernel's own (a ``KernelReplay``, made for the running thread) and the list."""
+        plan, operand = self.plan, self.operand
+        before, after = [], []
+        if self.summed and not self.in_place:
+            before.append(functools.partial(_copy, out, operand))
+        elif self.in_place and not self.summed:
+            saved = np.empty_like(operand)  # kept: the convolution overwrites the operand
+            before.append(functools.partial(_copy, saved, operand))
+            operand = saved
+        kernel = _onednn.KernelReplay(plan.kernel, self.run, self.threads,
+                                      ("weights",) if plan.staged else ())
+        for kind, act in plan.steps[plan.fused:]:
+            after.append(functools.partial(_add, out, operand) if kind == "sum" else
+                         functools.partial(act.apply_in_place, np, out))
+        return kernel, [*before, *kernel.calls, *after]
+
+
+def _copy(target, source) -> None:
+    np.copyto(target, source)
+
+
+def _add(out, operand) -> None:
+    np.add(out, operand, out=out)
+
+
+_SCOPES_KEPT = 8  # offers a node keeps: one per thread (and thread count) that ran it
+
 
 class _Replay(NamedTuple):
     """A bound node's last oneDNN run (see :func:`replayed`): the kernel's input list and
@@ -421,7 +453,8 @@ def replayed(ctx, inputs: list, req: OpReqType, out) -> bool:
     look-ups that gave it, when nothing they depend on has changed: the same input list
     and output (an executor passes its own at every call), the same request, oneDNN still
     on, the same kernel threads, and no parameter input written since (the weights folded
-    then still hold).  False, having done nothing, otherwise."""
+    then still hold).  False, having done nothing, otherwise.  The run is offered to the
+    executor again (see :func:`_offer`)."""
     state = ctx.state
     replay = None if state is None else state.cache.get(_Replay)
     if replay is None or replay.inputs is not inputs or replay.out is not out or \
@@ -430,7 +463,28 @@ def replayed(ctx, inputs: list, req: OpReqType, out) -> bool:
             state.versions(replay.parameters) != replay.versions:
         return False
     replay.action.go(out)
+    _offer(state, replay)
     return True
+
+
+def _offer(state, replay: _Replay) -> None:
+    """Offer the executor ``replay``'s run as oneDNN's calls (see
+    ``NodeState.offer_replay``), made for the running thread: they hold while that thread
+    runs them, its arena and the kernel threads and library unchanged, and the node's
+    parameter inputs unwritten.  Kept per thread, for as long as the run is the node's."""
+    kept = state.cache.get(_onednn.KernelReplay)  # (the run, {scope: what was offered})
+    if kept is None or kept[0] is not replay:
+        kept = state.cache[_onednn.KernelReplay] = (replay, {})
+    scope = _onednn.replay_scope()
+    offer = kept[1].get(scope)
+    if offer is None:
+        kernel, calls = replay.action.calls(replay.out)
+        state.offer_replay(calls, replay.parameters, _onednn.replay_scope, kernel.check)
+        if len(kept[1]) >= _SCOPES_KEPT:
+            kept[1].clear()
+        kept[1][scope] = state.replay
+    else:
+        state.replay = offer
 
 
 def _arguments(plan: _OneDNNPlan, src, out, operand) -> tuple[dict, bool]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -157,6 +158,35 @@ def _global_average(xp, x):
     return y.reshape(x.shape[:2] + (1,) * (x.ndim - 2))
 
 
+def _offer_global_average(state, xp, x, out) -> None:
+    """Offer the executor this global average pooling as one BLAS product into ``out``
+    (see ``NodeState.offer_replay``), where ``x`` and ``out`` are float32 or float64 numpy
+    arrays that the product can read and write as they are."""
+    if xp is not np or x.dtype not in (np.float32, np.float64) or out.dtype != x.dtype or \
+            not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return
+    key = (x.ctypes.data, out.ctypes.data, x.shape, x.dtype)
+    kept = state.cache.get(_offer_global_average)
+    if kept is None or kept[0] != key:
+        rows = x.reshape(x.shape[0] * x.shape[1], -1)
+        ones = np.full(rows.shape[1], 1.0 / rows.shape[1], dtype=x.dtype)
+        kept = state.cache[_offer_global_average] = (
+            key, functools.partial(_product, rows, ones, out.reshape(-1)))
+    state.offer_replay([kept[1]], (), _anywhere, _never_fails)
+
+
+def _product(rows, vector, out) -> None:
+    np.matmul(rows, vector, out=out)
+
+
+def _anywhere() -> None:
+    """A numpy call's scope: it runs the same on any thread."""
+
+
+def _never_fails(status, call) -> None:
+    raise AssertionError(f"{call} returns no status, got {status!r}")
+
+
 def _lp(attrs):
     if attrs.p_value is None or attrs.p_value < 1:
         raise ShapeError(
@@ -179,6 +209,8 @@ def _forward(attrs, ctx, inputs, req, outputs):
     if kind == "avg" and x.dtype.kind == "f" and _one_window(attrs, x.shape):
         y = _global_average(xp, x)
         assign(outputs[0], req[0], to_channel_last(xp, y) if last else y)
+        if ctx.state is not None and not last and req[0] is OpReqType.WRITE:
+            _offer_global_average(ctx.state, xp, x, outputs[0])
         return
     cols, (kernel, stride, pad, out, _) = _windows(xp, attrs, x)
     if kind == "lp":

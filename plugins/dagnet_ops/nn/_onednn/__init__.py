@@ -16,6 +16,7 @@ import numpy as np
 
 from dagnet import config
 
+from ..._threads import threads_for
 from ._batch_norm import batch_norm_backward, batch_norm_forward
 from ._convolution import (
     channel_block,
@@ -31,15 +32,24 @@ from ._convolution import (
 from ._inner_product import inner_product_kernel
 from ._library import DISTRIBUTION, Library, OneDNNError, failure, load
 from ._pooling import max_pool, max_pool_grad
-from ._primitive import BLOCKED_TAGS, CHANNEL_BLOCK, blocked_shape, plain_shape
-from ._reorder import to_blocked, to_plain
+from ._primitive import (
+    BLOCKED_TAGS,
+    CHANNEL_BLOCK,
+    KernelReplay,
+    ReorderReplay,
+    blocked_shape,
+    plain_shape,
+    thread_scope,
+)
+from ._reorder import layout_change_replay, to_blocked, to_plain
 
 __all__ = ["library", "library_for", "unavailable_reason", "OneDNNError", "DISTRIBUTION",
            "conv_forward", "conv_grad_data", "conv_grad_weight", "conv_grads", "max_pool",
            "max_pool_grad", "blocked_shape", "plain_shape", "takes_blocked", "CHANNEL_BLOCK",
            "to_blocked", "to_plain", "batch_norm_forward", "batch_norm_backward",
            "inference_kernel", "inner_product_kernel", "fuses_eltwise", "channel_block",
-           "runs_on_blocks", "BLOCKED_TAGS"]
+           "runs_on_blocks", "BLOCKED_TAGS", "KernelReplay", "ReorderReplay", "thread_scope",
+           "replay_scope", "layout_change_replay"]
 
 
 def library() -> Library | None:
@@ -63,3 +73,10 @@ def unavailable_reason() -> str | None:
         return "switched off (config cpu_onednn / DAGNET_CPU_ONEDNN)"
     load()
     return failure()
+
+
+def replay_scope() -> tuple:
+    """What replayed oneDNN calls (``KernelReplay``, ``ReorderReplay``) depend on besides
+    their arrays: the thread and its arena (:func:`thread_scope`), the library (config
+    ``cpu_onednn``) and the kernel threads they were made for."""
+    return thread_scope(), library(), threads_for(np)

@@ -15,6 +15,8 @@ about 11 us a run, a fifth of a small layer's time in Python.
 from __future__ import annotations
 
 import ctypes
+import functools
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping, Sequence
@@ -28,7 +30,8 @@ import dagnet
 
 from ._library import DIMS, ExecArg, Library, OneDNNError, log
 
-__all__ = ["Kernel", "KernelCache", "Argument", "MemoryDesc", "Reorder", "scratchpad_attr",
+__all__ = ["Kernel", "KernelCache", "KernelReplay", "ReorderReplay", "Replayed", "thread_scope",
+           "Argument", "MemoryDesc", "Reorder", "scratchpad_attr",
            "output_array", "pooled_bytes", "aligned_bytes", "arena", "arena_layout",
            "post_ops_attr", "ELTWISE", "ARG",
            "CHANNEL_BLOCK", "EIGHT_CHANNEL_TAG", "BLOCKED_TAGS", "QUERY_EXEC_ARG_MD",
@@ -211,14 +214,17 @@ class _Primitive:
 
 
 class _Arena(threading.local):
-    """The running thread's scratch buffer (see :func:`arena`)."""
+    """The running thread's scratch buffer (see :func:`arena`); ``generation`` numbers the
+    buffer, unique among all threads' buffers (0: none yet)."""
 
     buffer: np.ndarray | None = None
     address = 0
     nbytes = 0
+    generation = 0
 
 
 _arena = _Arena()
+_arena_generations = itertools.count(1)
 _LINE = 64  # bytes in a cache line: where arena buffers start
 
 
@@ -241,7 +247,14 @@ def arena(nbytes: int) -> int:
         buffer = aligned_bytes(max(nbytes, 2 * _arena.nbytes), _LINE)
         buffer.fill(0)  # page it in now, not in the first kernel that writes it
         _arena.buffer, _arena.address, _arena.nbytes = buffer, buffer.ctypes.data, len(buffer)
+        _arena.generation = next(_arena_generations)
     return _arena.address
+
+
+def thread_scope() -> tuple[int, int]:
+    """What a :class:`KernelReplay` depends on besides its arrays: the running thread (its
+    stream and OpenMP thread count) and the buffer of its arena."""
+    return threading.get_ident(), _arena.generation
 
 
 @contextmanager
@@ -333,6 +346,7 @@ class Kernel:
         self._reorders: dict[str, Reorder] = {}
         self._reorders_in: dict[str, Reorder] = {}  # accumulated outputs: their old values
         exec_args = []
+        self._bound: list[tuple[str, _Memory]] = []  # the primitive's arguments, in order
         for a in arguments:
             inner_md = self.primitive.md(ARG[a.name])
             if a.shape is None:
@@ -347,10 +361,12 @@ class Kernel:
                     self._reorders_in[a.name] = Reorder(lib, self._plain[a.name], inner_md,
                                                         False)
             exec_args.append(ExecArg(ARG[a.name], memory.handle.value))
+            self._bound.append((a.name, memory))
         scratch = _Memory(lib, self.primitive.md(ARG["scratchpad"]))
         self._scratch = scratch if scratch.nbytes else None
         if self._scratch is not None:
             exec_args.append(ExecArg(ARG["scratchpad"], scratch.handle.value))
+            self._bound.append(("scratchpad", scratch))
         self._args = (ExecArg * len(exec_args))(*exec_args)
         self._lock = threading.Lock()
         self._plans: dict[tuple, tuple] = {}  # staged inputs -> what ``_plan`` gives
@@ -434,6 +450,103 @@ class Kernel:
             sizes.append(self._scratch.nbytes)
         offsets, total = arena_layout(sizes)
         return todo, offsets, total
+
+
+class Replayed:
+    """oneDNN's calls that redo one run on fixed arrays, on memory objects of their own
+    (pointed once, shared with no other run): ``calls``, each returning oneDNN's status.
+    They hold while run on the thread that made them with that thread's arena unchanged
+    (:func:`thread_scope`), and while the arrays they were given keep their memory; what
+    the arrays hold may change."""
+
+    def __init__(self, lib: Library, threads: int):
+        self.lib, self.threads = lib, threads
+        self._memories: list[_Memory] = []
+        self.calls: tuple[Callable[[], Any], ...] = ()
+
+    def use_threads(self) -> None:
+        """Set the thread's OpenMP thread count to the run's (no status)."""
+        self.lib.use_threads(self.threads)
+
+    def check(self, status: int, call: Callable[[], int]) -> None:
+        """Raise :class:`OneDNNError` for one of :attr:`calls` that returned ``status``."""
+        self.lib.check(status, f"{call.func.__name__} (replayed)")
+
+    def _args(self, bound: Sequence[tuple[int, int, int]]) -> ctypes.Array:
+        """Execution arguments of memory objects of this replay's own: (argument, memory
+        descriptor, address) each."""
+        args = []
+        for arg, md, address in bound:
+            memory = _Memory(self.lib, md)
+            memory.point_at(address)
+            self._memories.append(memory)
+            args.append(ExecArg(arg, memory.handle.value))
+        return (ExecArg * len(args))(*args)
+
+    def _copy(self, reorder: Reorder, plain: int, inner: int, stream) -> Callable[[], int]:
+        """The call running ``reorder`` between ``plain`` and ``inner``."""
+        ends = [(reorder.plain.md, plain), (reorder._copied.md, inner)]
+        src, dst = ends[::-1] if reorder.output else ends
+        args = self._args([(ARG["src"], *src), (ARG["dst"], *dst)])
+        return _execute(self.lib, reorder.primitive.handle, stream, args)
+
+
+class KernelReplay(Replayed):
+    """One :meth:`Kernel.run` on fixed arrays as oneDNN's calls (see :class:`Replayed`)."""
+
+    def __init__(self, kernel: Kernel, arrays: Mapping[str, np.ndarray | int], threads: int,
+                 staged: Collection[str] = ()):
+        super().__init__(kernel.lib, threads)
+        lib = self.lib
+        self._kernel = kernel  # its primitives
+        before, after = [], []
+        with kernel._lock:
+            key = tuple(staged)
+            todo, offsets, total = kernel._plans.get(key) or kernel._plan(key)
+            base = arena(total)
+            stream = lib.stream(threads)
+            where = {name: _address(arrays[name]) for name in (*kernel._direct, *staged)}
+            if kernel._scratch is not None:
+                where["scratchpad"] = base + offsets[-1]
+            for (name, reorder), offset in zip(todo, offsets):
+                where[name] = base + offset
+                copy = self._copy(reorder, _address(arrays[name]), where[name], stream)
+                if not reorder.output:
+                    before.append(copy)
+                else:
+                    after.append(copy)
+                    if name in kernel._reorders_in:  # the old values a sum post-op adds to
+                        before.append(self._copy(kernel._reorders_in[name],
+                                                 _address(arrays[name]), where[name], stream))
+            args = self._args([(ARG[name], memory.md, where[name])
+                               for name, memory in kernel._bound])
+            run = _execute(lib, kernel.primitive.handle, stream, args)
+        self.calls = (self.use_threads, *before, run, *after,
+                      functools.partial(lib.dll.dnnl_stream_wait, stream))
+
+
+class ReorderReplay(Replayed):
+    """One :meth:`Reorder.run` between the fixed ``plain`` and ``inner`` arrays as oneDNN's
+    calls (see :class:`Replayed`)."""
+
+    def __init__(self, lib: Library, reorder: Reorder, plain: np.ndarray, inner: np.ndarray,
+                 threads: int):
+        super().__init__(lib, threads)
+        self._reorder = reorder  # its primitive
+        stream = lib.stream(threads)
+        self.calls = (self.use_threads,
+                      self._copy(reorder, _address(plain), _address(inner), stream),
+                      functools.partial(lib.dll.dnnl_stream_wait, stream))
+
+
+def _address(array: np.ndarray | int) -> int:
+    return array if type(array) is int else array.ctypes.data
+
+
+def _execute(lib: Library, primitive: ctypes.c_void_p, stream, args: ctypes.Array
+             ) -> Callable[[], int]:
+    """The call executing ``primitive`` on ``args`` in ``stream`` (it keeps ``args``)."""
+    return functools.partial(lib.dll.dnnl_primitive_execute, primitive, stream, len(args), args)
 
 
 def aligned_bytes(nbytes: int, alignment: int = 64) -> np.ndarray:

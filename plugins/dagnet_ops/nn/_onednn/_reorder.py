@@ -14,12 +14,13 @@ from ._primitive import (
     KernelCache,
     MemoryDesc,
     Reorder,
+    ReorderReplay,
     blocked_shape,
     output_array,
     plain_shape,
 )
 
-__all__ = ["to_blocked", "to_plain"]
+__all__ = ["to_blocked", "to_plain", "layout_change_replay"]
 
 _CACHE_SIZE = 256
 
@@ -36,6 +37,9 @@ class _LayoutChange:
     def run(self, plain: np.ndarray, blocked: np.ndarray, threads: int) -> None:
         with self._lock:
             self.reorder.run(self.lib, plain, blocked, threads)
+
+    def replay(self, plain: np.ndarray, blocked: np.ndarray, threads: int) -> ReorderReplay:
+        return ReorderReplay(self.lib, self.reorder, plain, blocked, threads)
 
 
 _cache = KernelCache(_CACHE_SIZE, "reorder")
@@ -70,3 +74,11 @@ def to_plain(lib: Library, x: np.ndarray, threads: int, out: np.ndarray | None =
     y = output_array(out, shape)
     change.run(y, x, threads)
     return y
+
+
+def layout_change_replay(lib: Library, plain: np.ndarray, blocked: np.ndarray,
+                         to_blocked: bool, threads: int) -> ReorderReplay | None:
+    """:func:`to_blocked` (or :func:`to_plain`) between these very arrays as oneDNN's calls
+    (see ``ReorderReplay``); None when oneDNN has no reorder for them."""
+    change = _change(lib, tuple(plain.shape), to_blocked, threads, blocked.shape[-1])
+    return None if change is None else change.replay(plain, blocked, threads)
