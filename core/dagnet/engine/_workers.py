@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import queue
 import threading
 import time
@@ -17,7 +18,7 @@ __all__ = ["WorkerPool"]
 
 
 class WorkerPool:
-    """``num_workers`` daemon threads pulling blocks, first in first out.
+    """``num_workers`` daemon threads running blocks, first in first out.
 
     ``run(block, run_ctx, error)`` executes a block; ``make_run_ctx(ctx)``
     builds a worker's run context the first time that worker meets a device,
@@ -26,12 +27,18 @@ class WorkerPool:
     is a count or a function giving it, asked each time the threads start: a
     pool stopped by ``Engine.shutdown`` restarts with the count configured then.
 
-    The queue is a C ``SimpleQueue``: handing a block to an idle worker costs
-    a fraction of a microsecond, where a Python ``Condition`` costs several.
-    A block that becomes ready because a worker of the pool finished one is
-    kept by that worker, to run next (the first such block; the others are
-    queued for the rest): a chain of functions then runs on one thread,
-    without waking another and trading the interpreter lock with it.
+    A block goes to the worker that became idle last, through that worker's own C
+    ``SimpleQueue`` (handing a block over costs a fraction of a microsecond, where a
+    Python ``Condition`` costs several), or, with every worker busy, to a backlog the
+    workers take from as they finish.  The worker idle the shortest time has the
+    warmest caches, and the same worker keeps getting the work while one is enough:
+    handed to the longest idle instead, as a shared queue does, an executor's pass
+    alternated between two workers, each on its own core with its own OpenMP team,
+    and ran a sixth slower on two threads (mobilenet-v2, batch 1).  A block that
+    becomes ready because a worker of the pool finished one is kept by that worker,
+    to run next (the first such block; the others go to the rest): a chain of
+    functions then runs on one thread, without waking another and trading the
+    interpreter lock with it.
     """
 
     def __init__(self, name: str, num_workers: int | Callable[[], int],
@@ -42,12 +49,18 @@ class WorkerPool:
         self.num_workers = self._count()
         self._run = run
         self._make_run_ctx = make_run_ctx
-        self._queue: queue.SimpleQueue[Block | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._start_lock = threading.Lock()
         self._own = _Own()
         self._blocked = 0  # workers waiting inside a function (wait_blocked)
         self._extras = 0  # compensating workers running for them
+        self._reset_hand_off()
+
+    def _reset_hand_off(self) -> None:
+        self._lock = threading.Lock()  # guards the three below
+        self._idle: list[_Mailbox] = []  # idle workers, the last to become idle last
+        self._backlog: collections.deque[Block] = collections.deque()
+        self._to_stop: set[int] = set()  # busy workers (idents) to end once out of work
 
     def submit(self, block: Block) -> None:
         """Have a worker run ``block``."""
@@ -57,7 +70,31 @@ class WorkerPool:
             return
         if not self._threads:
             self._start()
-        self._queue.put(block)
+        with self._lock:
+            if not self._idle:
+                self._backlog.append(block)
+                return
+            mailbox = self._idle.pop()
+        mailbox.put(block)
+
+    def _next(self, mailbox: _Mailbox, timeout: float | None = None) -> Block | None:
+        """A worker's next block: from the backlog, else handed to it once idle (None: it
+        is to end; :data:`_NOTHING`: ``timeout`` passed with nothing handed over)."""
+        with self._lock:
+            if self._backlog:
+                return self._backlog.popleft()
+            if mailbox.ident in self._to_stop:
+                self._to_stop.discard(mailbox.ident)
+                return None
+            self._idle.append(mailbox)
+        try:
+            return mailbox.get(timeout=timeout)
+        except queue.Empty:
+            with self._lock:
+                if mailbox in self._idle:  # not picked meanwhile: nothing is coming
+                    self._idle.remove(mailbox)
+                    return _NOTHING
+            return mailbox.get()  # picked just now: the block is on its way
 
     def _start(self) -> None:
         with self._start_lock:
@@ -73,7 +110,7 @@ class WorkerPool:
 
     def _work(self) -> None:
         run_ctxs: dict[Context, Any] = {}
-        get = self._queue.get
+        mailbox = _Mailbox(threading.get_ident())
         run = self._run
         own = self._own
         own.worker = True
@@ -84,7 +121,7 @@ class WorkerPool:
             if block is not None:
                 own.next = None
             else:
-                block = get()
+                block = self._next(mailbox)
                 if block is None:
                     return
             ctx = block.ctx
@@ -106,6 +143,7 @@ class WorkerPool:
         """A compensating worker (see :func:`wait_blocked`): works like the others, and
         ends once no more workers are blocked than compensating ones run."""
         run_ctxs: dict[Context, Any] = {}
+        mailbox = _Mailbox(None)
         own = self._own
         own.worker = True
         _worker.pool = self
@@ -114,16 +152,14 @@ class WorkerPool:
             if block is not None:
                 own.next = None
             else:
-                try:
-                    block = self._queue.get(timeout=_EXTRA_IDLE)
-                except queue.Empty:
+                block = self._next(mailbox, _EXTRA_IDLE)
+                if block is _NOTHING:
                     with self._start_lock:
                         if self._extras > self._blocked:
                             self._extras -= 1
                             return
                     continue
-                if block is None:  # the stop signal is for a regular worker
-                    self._queue.put(None)
+                if block is None:  # the pool stops
                     with self._start_lock:
                         self._extras -= 1
                     return
@@ -150,19 +186,35 @@ class WorkerPool:
         """
         with self._start_lock:
             threads, self._threads = self._threads, []
-            for _ in threads:
-                self._queue.put(None)
+            with self._lock:
+                idle, self._idle = self._idle, []
+                self._to_stop |= {t.ident for t in threads} - {m.ident for m in idle}
+        for mailbox in idle:
+            mailbox.put(None)
         for thread in threads:
             if thread is not threading.current_thread():
                 thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     def reset_after_fork(self) -> None:
         """The threads did not survive the fork; start afresh on the next submit."""
-        self._queue = queue.SimpleQueue()
         self._threads = []
         self._start_lock = threading.Lock()
         self._own = _Own()
         self._blocked = self._extras = 0
+        self._reset_hand_off()
+
+
+class _Mailbox(queue.SimpleQueue):
+    """A worker's queue, while it is idle: the block handed to it, or None to end; the
+    worker's thread ident (None for a compensating worker, which a stop ends only
+    when idle)."""
+
+    def __init__(self, ident: int | None):
+        super().__init__()
+        self.ident = ident
+
+
+_NOTHING = Block.__new__(Block)  # _next: nothing was handed over in time
 
 
 class _Worker(threading.local):
