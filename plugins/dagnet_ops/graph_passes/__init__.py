@@ -9,7 +9,7 @@ switched off by naming it in config ``disabled_graph_passes``.  Passes run in na
 ``fuse_conv``              a convolution (or such a fused node) with the activation after
                            it, a sum with another array and the activation after the sum:
                            one ``_sg_mkldnn_conv`` node, a oneDNN convolution with
-                           post-ops.
+                           post-ops; a float32 CPU convolution alone, too.
 ``fuse_fully_connected``   FullyConnected and the activation after it: one
                            ``_sg_mkldnn_fully_connected`` node.
 ``inference_layout``       chains of convolutions on the channel-blocked layout oneDNN
