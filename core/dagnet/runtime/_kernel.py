@@ -49,7 +49,6 @@ def kernel_function(kernel: Any, attrs: Any, is_train: bool, requested: Sequence
         def run_aside(run_ctx: Any) -> None:
             if state is not None:
                 state.runs += 1
-                state.replay = None
             with stream_scope(run_ctx):
                 targets = list(outputs)
                 for index in aside:

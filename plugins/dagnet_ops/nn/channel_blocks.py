@@ -176,19 +176,17 @@ def _change(to_blocked: bool):
 
 def _offer_change(state, plain, blocked, to_blocked: bool) -> None:
     """Offer the executor the layout change oneDNN just made between these arrays as its
-    calls alone (see ``NodeState.offer_replay``), made once per thread and thread count."""
-    key = (_onednn.replay_scope(), plain.ctypes.data, blocked.ctypes.data)
-    kept = state.cache.setdefault(_onednn.ReorderReplay, {})
-    calls = kept.get(key)
-    if calls is None:
-        scope = key[0]
+    calls alone, made for the running thread (see ``_onednn.offer_for_thread``)."""
+    arrays = (plain.ctypes.data, blocked.ctypes.data)
+    kept = state.cache.get(_onednn.ReorderReplay)  # (the arrays, {scope: what was offered})
+    if kept is None or kept[0] != arrays:
+        kept = state.cache[_onednn.ReorderReplay] = (arrays, {})
+
+    def make(scope):
         calls = _onednn.layout_change_replay(scope[1], plain, blocked, to_blocked, scope[2])
-        if calls is None:
-            return
-        if len(kept) >= 8:  # one per thread that runs the node, as a rule
-            kept.clear()
-        kept[key] = calls
-    state.offer_replay(calls.calls, (), _onednn.replay_scope, calls.check)
+        return None if calls is None else (calls.calls, calls.check)
+
+    _onednn.offer_for_thread(state, kept[1], (), make)
 
 
 def _change_sample(to_blocked: bool):

@@ -431,9 +431,6 @@ def _add(out, operand) -> None:
     np.add(out, operand, out=out)
 
 
-_SCOPES_KEPT = 8  # offers a node keeps: one per thread (and thread count) that ran it
-
-
 class _Replay(NamedTuple):
     """A bound node's last oneDNN run (see :func:`replayed`): the kernel's input list and
     output, the write request, the library, the parameter inputs' positions and their
@@ -468,23 +465,18 @@ def replayed(ctx, inputs: list, req: OpReqType, out) -> bool:
 
 
 def _offer(state, replay: _Replay) -> None:
-    """Offer the executor ``replay``'s run as oneDNN's calls (see
-    ``NodeState.offer_replay``), made for the running thread: they hold while that thread
-    runs them, its arena and the kernel threads and library unchanged, and the node's
-    parameter inputs unwritten.  Kept per thread, for as long as the run is the node's."""
+    """Offer the executor ``replay``'s run as oneDNN's calls, made for the running thread
+    (see ``_onednn.offer_for_thread``): they also hold while the node's parameter inputs
+    are unwritten, and are kept for as long as the run is the node's."""
     kept = state.cache.get(_onednn.KernelReplay)  # (the run, {scope: what was offered})
     if kept is None or kept[0] is not replay:
         kept = state.cache[_onednn.KernelReplay] = (replay, {})
-    scope = _onednn.replay_scope()
-    offer = kept[1].get(scope)
-    if offer is None:
+
+    def make(_scope):
         kernel, calls = replay.action.calls(replay.out)
-        state.offer_replay(calls, replay.parameters, _onednn.replay_scope, kernel.check)
-        if len(kept[1]) >= _SCOPES_KEPT:
-            kept[1].clear()
-        kept[1][scope] = state.replay
-    else:
-        state.replay = offer
+        return calls, kernel.check
+
+    _onednn.offer_for_thread(state, kept[1], replay.parameters, make)
 
 
 def _arguments(plan: _OneDNNPlan, src, out, operand) -> tuple[dict, bool]:

@@ -152,27 +152,34 @@ def _global_average(xp, x):
     the last axes, which global pooling at the end of a network pays at every call)."""
     rows = x.reshape(x.shape[0] * x.shape[1], -1)
     if x.dtype in (xp.float32, xp.float64):
-        y = rows @ xp.full(rows.shape[1], 1.0 / rows.shape[1], dtype=x.dtype)
+        y = rows @ _reciprocals(xp, rows)
     else:
         y = rows.mean(axis=1)
     return y.reshape(x.shape[:2] + (1,) * (x.ndim - 2))
 
 
-def _offer_global_average(state, xp, x, out) -> None:
-    """Offer the executor this global average pooling as one BLAS product into ``out``
-    (see ``NodeState.offer_replay``), where ``x`` and ``out`` are float32 or float64 numpy
-    arrays that the product can read and write as they are."""
+def _reciprocals(xp, rows):
+    """The vector of 1/size whose product with ``rows`` gives their means."""
+    return xp.full(rows.shape[1], 1.0 / rows.shape[1], dtype=rows.dtype)
+
+
+def _global_average_offered(state, xp, x, out) -> bool:
+    """A bound node's global average pooling as one BLAS product into ``out``, made once
+    per pair of arrays and offered to the executor as its run (see
+    ``NodeState.offer_replay``); False, having done nothing, where ``x`` and ``out`` are not
+    float32 or float64 numpy arrays the product can read and write as they are."""
     if xp is not np or x.dtype not in (np.float32, np.float64) or out.dtype != x.dtype or \
             not (x.flags.c_contiguous and out.flags.c_contiguous):
-        return
+        return False
     key = (x.ctypes.data, out.ctypes.data, x.shape, x.dtype)
-    kept = state.cache.get(_offer_global_average)
+    kept = state.cache.get(_global_average_offered)
     if kept is None or kept[0] != key:
         rows = x.reshape(x.shape[0] * x.shape[1], -1)
-        ones = np.full(rows.shape[1], 1.0 / rows.shape[1], dtype=x.dtype)
-        kept = state.cache[_offer_global_average] = (
-            key, functools.partial(_product, rows, ones, out.reshape(-1)))
+        kept = state.cache[_global_average_offered] = (
+            key, functools.partial(_product, rows, _reciprocals(np, rows), out.reshape(-1)))
+    kept[1]()
     state.offer_replay([kept[1]], (), _anywhere, _never_fails)
+    return True
 
 
 def _product(rows, vector, out) -> None:
@@ -207,10 +214,11 @@ def _forward(attrs, ctx, inputs, req, outputs):
             assign(outputs[0], req[0], to_channel_last(xp, y) if last else y)
             return
     if kind == "avg" and x.dtype.kind == "f" and _one_window(attrs, x.shape):
+        if ctx.state is not None and not last and req[0] is OpReqType.WRITE and \
+                _global_average_offered(ctx.state, xp, x, outputs[0]):
+            return
         y = _global_average(xp, x)
         assign(outputs[0], req[0], to_channel_last(xp, y) if last else y)
-        if ctx.state is not None and not last and req[0] is OpReqType.WRITE:
-            _offer_global_average(ctx.state, xp, x, outputs[0])
         return
     cols, (kernel, stride, pad, out, _) = _windows(xp, attrs, x)
     if kind == "lp":

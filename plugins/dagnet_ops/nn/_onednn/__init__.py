@@ -10,6 +10,7 @@ by :func:`unavailable_reason`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -49,7 +50,7 @@ __all__ = ["library", "library_for", "unavailable_reason", "OneDNNError", "DISTR
            "to_blocked", "to_plain", "batch_norm_forward", "batch_norm_backward",
            "inference_kernel", "inner_product_kernel", "fuses_eltwise", "channel_block",
            "runs_on_blocks", "BLOCKED_TAGS", "KernelReplay", "ReorderReplay", "thread_scope",
-           "replay_scope", "layout_change_replay"]
+           "replay_scope", "offer_for_thread", "layout_change_replay"]
 
 
 def library() -> Library | None:
@@ -80,3 +81,28 @@ def replay_scope() -> tuple:
     their arrays: the thread and its arena (:func:`thread_scope`), the library (config
     ``cpu_onednn``) and the kernel threads they were made for."""
     return thread_scope(), library(), threads_for(np)
+
+
+_OFFERS_KEPT = 8  # offers a node keeps: one per thread (and thread count) that ran it
+
+
+def offer_for_thread(state: Any, kept: dict, positions: Sequence[int],
+                     make: Callable[[tuple], tuple[Sequence[Callable], Callable] | None]
+                     ) -> None:
+    """Offer the executor the node's run just made as oneDNN's calls (see
+    ``NodeState.offer_replay``), made for the running thread: ``make(scope)`` gives them and
+    their ``check`` (None: nothing to offer) once per :func:`replay_scope`, and ``kept``,
+    the node's own dict for the run, keeps what was offered per scope, a few at most.
+    They hold while that scope and the inputs at ``positions`` are unchanged."""
+    scope = replay_scope()
+    offer = kept.get(scope)
+    if offer is not None:
+        state.replay = offer
+        return
+    made = make(scope)
+    if made is None:
+        return
+    state.offer_replay(made[0], positions, replay_scope, made[1])
+    if len(kept) >= _OFFERS_KEPT:
+        kept.clear()
+    kept[scope] = state.replay

@@ -345,7 +345,6 @@ class Kernel:
         self._direct: dict[str, _Memory] = {}
         self._reorders: dict[str, Reorder] = {}
         self._reorders_in: dict[str, Reorder] = {}  # accumulated outputs: their old values
-        exec_args = []
         self._bound: list[tuple[str, _Memory]] = []  # the primitive's arguments, in order
         for a in arguments:
             inner_md = self.primitive.md(ARG[a.name])
@@ -360,14 +359,13 @@ class Kernel:
                 if a.output and a.accumulate:
                     self._reorders_in[a.name] = Reorder(lib, self._plain[a.name], inner_md,
                                                         False)
-            exec_args.append(ExecArg(ARG[a.name], memory.handle.value))
             self._bound.append((a.name, memory))
         scratch = _Memory(lib, self.primitive.md(ARG["scratchpad"]))
         self._scratch = scratch if scratch.nbytes else None
         if self._scratch is not None:
-            exec_args.append(ExecArg(ARG["scratchpad"], scratch.handle.value))
             self._bound.append(("scratchpad", scratch))
-        self._args = (ExecArg * len(exec_args))(*exec_args)
+        self._args = (ExecArg * len(self._bound))(
+            *(ExecArg(ARG[name], memory.handle.value) for name, memory in self._bound))
         self._lock = threading.Lock()
         self._plans: dict[tuple, tuple] = {}  # staged inputs -> what ``_plan`` gives
 
